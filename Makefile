@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# pvprof: one build entry point for the kernel modules and user space.
+#
+#   make            build user space (shared core, tools, unit tests)
+#   make check      install missing Debian packages, build, run every suite
+#   make check-unit fast suites only: unit, model, fuzz smoke (no VM)
+#   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
+#   make modules    the pvprof-enabled replacement KVM modules
+#   make deps       install the Debian packages the build and tests need
+#
+# Every suite ends with a line "N passed, N failed" and leaves its counts in
+# $(O)/results/<suite>; "make check" ends with the totals.
+
+O		?= $(CURDIR)/out
+export O
+
+CC		?= gcc
+CFLAGS_USER	:= -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
+export CFLAGS_USER
+
+.PHONY: all deps user modules check check-unit check-host clean help
+
+all: user
+
+help:
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+
+deps:
+	@scripts/install-deps.sh
+
+user:
+	$(MAKE) -C tests/unit build
+
+modules:
+	$(MAKE) -C host-kvm
+
+check: deps
+	@rm -rf $(O)/results
+	$(MAKE) check-unit
+	$(MAKE) check-host
+	@scripts/summarize-results.sh $(O)/results
+
+check-unit:
+	$(MAKE) -C tests/unit run
+	$(MAKE) -C tests/fuzz smoke
+
+check-host: modules
+	$(MAKE) -C tests/host run
+
+clean:
+	rm -rf $(O)

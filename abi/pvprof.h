@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * pvprof guest <-> host ABI, version 1.
+ *
+ * The guest registers one shared buffer per vCPU with the PVPROF hypercall.
+ * The host writes overflow notices into it and injects an NMI; the guest
+ * answers each notice with a callchain record in the same buffer.  The
+ * normative description is spec/pvprof.rst; this header is the single source
+ * of truth for numbers and layouts and must change together with it.
+ *
+ * Every multi-byte field is little-endian.  No struct has implicit padding;
+ * fields named reserved* must be written as zero and are checked by the
+ * reader that owns the validation (the host for guest-written fields).
+ */
+#ifndef _PVPROF_ABI_PVPROF_H
+#define _PVPROF_ABI_PVPROF_H
+
+#include <linux/types.h>
+
+#define PVPROF_ABI_VERSION		1
+
+/* ------------------------------------------------------------------ */
+/* Transport (x86): vmcall/vmmcall, rax = nr, rbx = op, rcx/rdx/rsi = args */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Far from upstream KVM's KVM_HC_* numbers (1..12 in 6.1): ASCII "pv" in the
+ * upper bytes.  Stock KVM answers it with -KVM_ENOSYS.
+ */
+#define PVPROF_HC_NR			0x70760001UL
+
+/* Operations, passed in a0 (rbx). */
+#define PVPROF_OP_PROBE			0	/* a1 = highest ABI version the guest speaks */
+#define PVPROF_OP_REGISTER		1	/* a1 = gpa, a2 = size in bytes, a3 = flags (0) */
+#define PVPROF_OP_UNREGISTER		2	/* a1..a3 = 0 */
+#define PVPROF_OP_QUERY			3	/* a1 = gpa: is this vCPU registered at gpa? */
+#define PVPROF_OP_SIDEBAND		4	/* a1 = gpa, a2 = length in bytes, a3 = 0 */
+#define PVPROF_OP_MAX			PVPROF_OP_SIDEBAND
+
+/*
+ * PROBE returns a non-negative value:
+ *   bits  0..15  ABI version the host will use (min of host and guest)
+ *   bits 16..47  PVPROF_FEAT_* bits
+ *   bits 48..63  zero
+ */
+#define PVPROF_PROBE_VERSION(r)		((__u32)((r) & 0xffff))
+#define PVPROF_PROBE_FEATURES(r)	((__u32)(((r) >> 16) & 0xffffffff))
+#define PVPROF_PROBE_MAKE(ver, feat)	((__u64)(ver) | ((__u64)(feat) << 16))
+
+#define PVPROF_FEAT_CPU_CLOCK		(1U << 0)	/* timer-based sampling */
+#define PVPROF_FEAT_HW_EVENTS		(1U << 1)	/* host PMU events */
+#define PVPROF_FEAT_SIDEBAND		(1U << 2)	/* PVPROF_OP_SIDEBAND */
+#define PVPROF_FEAT_ALL			(PVPROF_FEAT_CPU_CLOCK | \
+					 PVPROF_FEAT_HW_EVENTS | \
+					 PVPROF_FEAT_SIDEBAND)
+
+/* QUERY returns one of these (or a negative error). */
+#define PVPROF_QUERY_UNREGISTERED	0
+#define PVPROF_QUERY_REGISTERED		1
+
+/*
+ * Return codes are negated in rax.  The first six are KVM's own (the only
+ * -KVM_E* values guests know); the rest are pvprof's, far above them.
+ */
+#define PVPROF_EPERM			1	/* KVM_EPERM: CPL != 0 */
+#define PVPROF_E2BIG			7	/* KVM_E2BIG: size above a limit */
+#define PVPROF_EFAULT			14	/* KVM_EFAULT: gpa not guest RAM */
+#define PVPROF_EINVAL			22	/* KVM_EINVAL: bad argument */
+#define PVPROF_EOPNOTSUPP		95	/* KVM_EOPNOTSUPP: unknown op */
+#define PVPROF_ENOSYS			1000	/* KVM_ENOSYS: no pvprof here */
+#define PVPROF_EALREADY			4001	/* this vCPU is already registered */
+#define PVPROF_ERATELIMIT		4002	/* sideband over its budget, retry later */
+#define PVPROF_ENOTEXPOSED		4003	/* use of pvprof refused for this VM */
+#define PVPROF_EPROTECTED		4004	/* guest state protected (SEV-ES/SNP) */
+
+/* ------------------------------------------------------------------ */
+/* The per-vCPU shared buffer                                          */
+/* ------------------------------------------------------------------ */
+
+#define PVPROF_PAGE_SIZE		4096U
+#define PVPROF_BUF_MIN_SIZE		(2U * PVPROF_PAGE_SIZE)
+#define PVPROF_BUF_MAX_SIZE		(16U * PVPROF_PAGE_SIZE)
+
+#define PVPROF_BUF_MAGIC		0x46505650U	/* "PVPF" */
+
+/*
+ * Layout of a buffer of size S (a power of two, MIN <= S <= MAX, aligned to
+ * S's first page):
+ *
+ *   [0, 2048)            struct pvprof_buf_header
+ *   [2048, 4096)         notice ring: PVPROF_NOTICE_SLOTS x pvprof_notice
+ *   [4096, S)            record ring: PVPROF_RECORD_SLOTS(S) x 1024 bytes
+ *
+ * Both sides derive the geometry from S; neither reads it back from the
+ * shared header.
+ */
+#define PVPROF_HEADER_SIZE		2048U
+#define PVPROF_NOTICE_OFFSET		2048U
+#define PVPROF_NOTICE_SIZE		64U
+#define PVPROF_NOTICE_SLOTS		32U
+#define PVPROF_RECORD_OFFSET		4096U
+#define PVPROF_RECORD_SLOT_SIZE		1024U
+#define PVPROF_RECORD_SLOTS(size)	(((size) - PVPROF_RECORD_OFFSET) / \
+					 PVPROF_RECORD_SLOT_SIZE)
+
+/* Sampling state the host publishes in the header (active). */
+#define PVPROF_STATE_ACTIVE		(1U << 0)
+
+/* Events (notice.event, ctl enable.event). */
+#define PVPROF_EVENT_CPU_CLOCK		0	/* host cpu-clock timer */
+#define PVPROF_EVENT_HW_CYCLES		1	/* host PMU cycles */
+#define PVPROF_EVENT_HW_INSTRUCTIONS	2	/* host PMU retired instructions */
+#define PVPROF_EVENT_MAX		PVPROF_EVENT_HW_INSTRUCTIONS
+
+/**
+ * struct pvprof_buf_header - first 2048 bytes of a registered buffer
+ *
+ * Cache line 0 is written by the host once, at registration.  Cache line 1
+ * is written only by the host, cache line 2 only by the guest, cache line 3
+ * holds guest-maintained statistics the host reads but never trusts.
+ * Indices are free-running 64-bit counters; a slot is index % slots.
+ */
+struct pvprof_buf_header {
+	/* line 0: identity (host-written at registration) */
+	__u32 magic;			/* PVPROF_BUF_MAGIC */
+	__u16 version;			/* ABI version in use */
+	__u16 header_size;		/* PVPROF_HEADER_SIZE */
+	__u64 cookie;			/* host-chosen, nonzero, per registration */
+	__u32 size;			/* buffer size in bytes, as registered */
+	__u32 max_depth;		/* frames per record the host accepts */
+	__u8  reserved0[40];
+
+	/* line 1: host-written */
+	__u32 state;			/* PVPROF_STATE_* */
+	__u32 event;			/* PVPROF_EVENT_* */
+	__u64 period;			/* ns for cpu-clock, events otherwise */
+	__u64 notice_head;		/* notices written (release) */
+	__u64 record_tail;		/* record slots consumed (release) */
+	__u64 nmi_head;			/* notice_head when the last pvprof NMI was injected */
+	__u8  reserved1[24];
+
+	/* line 2: guest-written */
+	__u64 notice_tail;		/* notices consumed (release) */
+	__u64 record_head;		/* record slots posted (release) */
+	__u8  reserved2[48];
+
+	/* line 3: guest statistics (advisory, untrusted) */
+	__u64 guest_nmis_claimed;
+	__u64 guest_records;
+	__u64 guest_stale;
+	__u64 guest_errors;
+	__u8  reserved3[32];
+
+	__u8  reserved4[PVPROF_HEADER_SIZE - 256];
+};
+
+/* Notice flags. */
+#define PVPROF_NOTICE_F_USER		(1U << 0)	/* CPL was 3 */
+#define PVPROF_NOTICE_F_LOST_BEFORE	(1U << 1)	/* the host dropped samples since the last notice */
+
+/**
+ * struct pvprof_notice - host to guest: one sample of this vCPU
+ */
+struct pvprof_notice {
+	__u64 seq;			/* per-registration, starts at 1, +1 per notice */
+	__u64 host_time_ns;		/* host CLOCK_MONOTONIC at the sample */
+	__u64 guest_tsc;		/* guest TSC at the sample */
+	__u64 ip;			/* guest RIP at the sample */
+	__u8  cpl;			/* guest CPL at the sample, 0..3 */
+	__u8  event;			/* PVPROF_EVENT_* */
+	__u16 flags;			/* PVPROF_NOTICE_F_* */
+	__u32 reserved0;
+	__u64 period;			/* event period this sample stands for */
+	__u64 reserved1[2];
+};
+
+#define PVPROF_MAX_DEPTH		120	/* kernel + user frames per record */
+
+/* Record flags. */
+#define PVPROF_REC_F_USER		(1U << 0)	/* interrupted context was user mode */
+#define PVPROF_REC_F_TRUNCATED		(1U << 1)	/* a stack ended early (depth, bad fp) */
+#define PVPROF_REC_F_SKEWED		(1U << 2)	/* interrupted IP != notice IP */
+#define PVPROF_REC_F_STALE		(1U << 3)	/* notice answered without a stack */
+#define PVPROF_REC_F_KTHREAD		(1U << 4)	/* kernel thread or idle: no user stack */
+#define PVPROF_REC_F_COMPAT		(1U << 5)	/* 32-bit user task */
+#define PVPROF_REC_F_ALL		((1U << 6) - 1)
+
+/**
+ * struct pvprof_record - guest to host: the answer to one notice
+ *
+ * frames[0 .. nr_kernel) are kernel return addresses, innermost first, then
+ * frames[nr_kernel .. nr_kernel + nr_user) user ones.  When the interrupted
+ * context was kernel mode, frames[0] is the interrupted IP; in user mode the
+ * first user frame is.  size = sizeof(struct pvprof_record) + 8 * nr.
+ */
+struct pvprof_record {
+	__u64 seq;			/* seq of the notice answered */
+	__u64 time_ns;			/* guest monotonic time at capture */
+	__u32 pid;			/* init-namespace tgid, 0 for idle */
+	__u32 tid;			/* init-namespace pid of the thread */
+	__u32 exec_gen;			/* guest exec generation of the task */
+	__u32 flags;			/* PVPROF_REC_F_* */
+	__u16 size;			/* bytes used in the slot */
+	__u16 nr_kernel;
+	__u16 nr_user;
+	__u16 reserved0;
+	__u64 frames[];
+};
+
+/* ------------------------------------------------------------------ */
+/* Sideband (guest agent -> host tool), framing frozen, payloads provisional */
+/* ------------------------------------------------------------------ */
+
+#define PVPROF_SIDEBAND_VERSION		1
+#define PVPROF_SIDEBAND_MAX_SIZE	4096U	/* one hypercall, one page */
+
+/* Sideband types. Payloads are provisional until the agent exists. */
+#define PVPROF_SB_KERNEL		1	/* kernel identity, KASLR base */
+#define PVPROF_SB_KSYMS			2	/* a chunk of kernel symbols */
+#define PVPROF_SB_MODULE		3	/* a loaded module */
+#define PVPROF_SB_PROCESS		4	/* a process: pid, exec_gen, comm */
+#define PVPROF_SB_MMAP			5	/* a mapping with build-id */
+#define PVPROF_SB_ELF_SYMS		6	/* a chunk of an ELF symbol table */
+#define PVPROF_SB_EXIT			7	/* a process exited */
+#define PVPROF_SB_TYPE_MAX		PVPROF_SB_EXIT
+
+/**
+ * struct pvprof_sideband_hdr - header of every sideband message
+ */
+struct pvprof_sideband_hdr {
+	__u16 type;			/* PVPROF_SB_* */
+	__u16 version;			/* PVPROF_SIDEBAND_VERSION */
+	__u32 size;			/* header + payload, <= SIDEBAND_MAX_SIZE */
+	__u64 time_ns;			/* guest monotonic time */
+};
+
+/* ------------------------------------------------------------------ */
+/* Compile-time layout checks                                          */
+/* ------------------------------------------------------------------ */
+
+#define PVPROF_CHECK_SIZE(type, sz) \
+	_Static_assert(sizeof(struct type) == (sz), #type " size")
+#define PVPROF_CHECK_OFFSET(type, member, off) \
+	_Static_assert(__builtin_offsetof(struct type, member) == (off), \
+		       #type "." #member " offset")
+
+PVPROF_CHECK_SIZE(pvprof_buf_header, PVPROF_HEADER_SIZE);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, magic, 0);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, version, 4);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, header_size, 6);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, cookie, 8);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, size, 16);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, max_depth, 20);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved0, 24);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, state, 64);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, event, 68);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, period, 72);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, notice_head, 80);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, record_tail, 88);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, nmi_head, 96);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved1, 104);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, notice_tail, 128);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, record_head, 136);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved2, 144);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_nmis_claimed, 192);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_records, 200);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_stale, 208);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_errors, 216);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved3, 224);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved4, 256);
+
+PVPROF_CHECK_SIZE(pvprof_notice, PVPROF_NOTICE_SIZE);
+PVPROF_CHECK_OFFSET(pvprof_notice, seq, 0);
+PVPROF_CHECK_OFFSET(pvprof_notice, host_time_ns, 8);
+PVPROF_CHECK_OFFSET(pvprof_notice, guest_tsc, 16);
+PVPROF_CHECK_OFFSET(pvprof_notice, ip, 24);
+PVPROF_CHECK_OFFSET(pvprof_notice, cpl, 32);
+PVPROF_CHECK_OFFSET(pvprof_notice, event, 33);
+PVPROF_CHECK_OFFSET(pvprof_notice, flags, 34);
+PVPROF_CHECK_OFFSET(pvprof_notice, reserved0, 36);
+PVPROF_CHECK_OFFSET(pvprof_notice, period, 40);
+PVPROF_CHECK_OFFSET(pvprof_notice, reserved1, 48);
+
+PVPROF_CHECK_SIZE(pvprof_record, 40);
+PVPROF_CHECK_OFFSET(pvprof_record, seq, 0);
+PVPROF_CHECK_OFFSET(pvprof_record, time_ns, 8);
+PVPROF_CHECK_OFFSET(pvprof_record, pid, 16);
+PVPROF_CHECK_OFFSET(pvprof_record, tid, 20);
+PVPROF_CHECK_OFFSET(pvprof_record, exec_gen, 24);
+PVPROF_CHECK_OFFSET(pvprof_record, flags, 28);
+PVPROF_CHECK_OFFSET(pvprof_record, size, 32);
+PVPROF_CHECK_OFFSET(pvprof_record, nr_kernel, 34);
+PVPROF_CHECK_OFFSET(pvprof_record, nr_user, 36);
+PVPROF_CHECK_OFFSET(pvprof_record, reserved0, 38);
+PVPROF_CHECK_OFFSET(pvprof_record, frames, 40);
+_Static_assert(40 + 8 * PVPROF_MAX_DEPTH <= PVPROF_RECORD_SLOT_SIZE,
+	       "a record of maximum depth fits its slot");
+_Static_assert(PVPROF_NOTICE_OFFSET + PVPROF_NOTICE_SLOTS * PVPROF_NOTICE_SIZE ==
+	       PVPROF_RECORD_OFFSET, "notice ring fills page 0");
+_Static_assert(PVPROF_RECORD_SLOTS(PVPROF_BUF_MIN_SIZE) >= 4,
+	       "smallest buffer holds four records");
+
+PVPROF_CHECK_SIZE(pvprof_sideband_hdr, 16);
+PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, type, 0);
+PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, version, 2);
+PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, size, 4);
+PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, time_ns, 8);
+
+#endif /* _PVPROF_ABI_PVPROF_H */

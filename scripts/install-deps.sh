@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Install the Debian packages pvprof builds and tests with, when missing.
+# Idempotent: does nothing (and needs no network) when all are present.
+set -eu
+
+PKGS="gcc make pkg-config python3 cpio xz-utils kmod
+linux-source-6.1 linux-headers-amd64 linux-image-amd64
+qemu-system-x86 busybox-static linux-perf
+libelf-dev liburcu-dev check clang libclang-rt-14-dev"
+
+missing=
+for p in $PKGS; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$status" in
+	*" installed") ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "pvprof: missing Debian packages:$missing" >&2
+	echo "pvprof: run 'make deps' as root, or: apt-get install$missing" >&2
+	exit 1
+fi
+
+echo "pvprof: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing
