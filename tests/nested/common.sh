@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared by run-l1 and l2-initramfs: paths, the kernel release, the vmlinux
+# extracted from the distro bzImage, and initramfs assembly.
+# shellcheck shell=bash
+
+NESTED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(cd "$NESTED_DIR/../.." && pwd)
+O=${O:-$REPO_DIR/out}
+NESTED_OUT=$O/nested
+
+die() {
+	echo "${PROG:-nested}: $*" >&2
+	exit 125
+}
+
+# The kernel release the nested machines boot: $KVER, else the newest
+# /boot/vmlinuz-* that has its modules installed (the running kernel of this
+# machine is foreign, so uname -r is of no use).
+default_kver() {
+	local img ver best=
+	for img in /boot/vmlinuz-*; do
+		ver=${img#/boot/vmlinuz-}
+		[ -d "/lib/modules/$ver/kernel" ] && best=$ver
+	done
+	[ -n "$best" ] || die "no /boot/vmlinuz-<ver> with /lib/modules/<ver>; install linux-image-amd64"
+	echo "$best"
+}
+
+# Hold an exclusive lock on $NESTED_OUT/.build.lock for the rest of the
+# process, so concurrent runs never read a half-written vmlinux or initramfs.
+lock_build_dir() {
+	mkdir -p "$NESTED_OUT" || die "cannot create $NESTED_OUT"
+	exec {build_lock_fd}>"$NESTED_OUT/.build.lock"
+	flock "$build_lock_fd"
+}
+
+unlock_build_dir() {
+	exec {build_lock_fd}>&-
+}
+
+# ensure_vmlinux KVER: prints the path of the uncompressed ELF vmlinux (PVH
+# entry, boots much faster than the bzImage), extracting it when missing or
+# older than the bzImage. Caller holds the build lock.
+ensure_vmlinux() {
+	local ver=$1 vmlinuz=/boot/vmlinuz-$1 out=$NESTED_OUT/vmlinux-$1
+	[ -r "$vmlinuz" ] || die "$vmlinuz not found (kernel release $ver)"
+	if [ ! -s "$out" ] || [ "$vmlinuz" -nt "$out" ]; then
+		python3 - "$vmlinuz" "$out.tmp" <<'PY' || die "cannot extract vmlinux from $vmlinuz"
+import lzma, sys
+data = open(sys.argv[1], "rb").read()
+off = data.find(b"\xfd7zXZ\x00")
+if off < 0:
+    sys.exit("no XZ payload in " + sys.argv[1])
+elf = lzma.LZMADecompressor(lzma.FORMAT_XZ).decompress(data[off:])
+if elf[:4] != b"\x7fELF":
+    sys.exit("XZ payload of " + sys.argv[1] + " is not an ELF vmlinux")
+open(sys.argv[2], "wb").write(elf)
+PY
+		mv -f "$out.tmp" "$out"
+	fi
+	echo "$out"
+}
+
+# module_deps KVER MODULE...: the .ko files MODULE needs, dependencies first,
+# each once, as modprobe would load them.
+module_deps() {
+	local ver=$1 m line ko seen=" "
+	shift
+	for m in "$@"; do
+		while read -r line; do
+			case "$line" in
+			insmod\ *) ko=${line#insmod }; ko=${ko%% *} ;;
+			builtin\ *) continue ;;
+			*) die "unexpected modprobe output for $m: $line" ;;
+			esac
+			case "$seen" in *" $ko "*) continue ;; esac
+			seen="$seen$ko "
+			echo "$ko"
+		done < <(modprobe -S "$ver" --show-depends "$m" 2>/dev/null ||
+			 die "module $m not found for kernel $ver")
+	done
+}
+
+# newer_than TARGET INPUT...: true when TARGET is missing or an INPUT is newer.
+newer_than() {
+	local target=$1 f
+	shift
+	[ -e "$target" ] || return 0
+	for f in "$@"; do
+		[ "$f" -nt "$target" ] && return 0
+	done
+	return 1
+}
+
+# make_cpio STAGING_DIR OUTPUT: newc archive of STAGING_DIR, owned by root,
+# written atomically. Left uncompressed: the guest unpacks it faster under TCG
+# than it would inflate it.
+make_cpio() {
+	local dir=$1 out=$2
+	(cd "$dir" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio --quiet -o -H newc -R 0:0) > "$out.tmp" ||
+		die "cpio failed for $out"
+	mv -f "$out.tmp" "$out"
+}
+
+# stage_busybox DIR: busybox-static under DIR with /bin/sh; the init script
+# installs the other applet links at boot.
+stage_busybox() {
+	local dir=$1 bb
+	bb=$(command -v busybox) || die "busybox not found: install busybox-static"
+	mkdir -p "$dir/bin" "$dir/sbin" "$dir/usr/bin" "$dir/usr/sbin" \
+		"$dir/dev" "$dir/proc" "$dir/sys" "$dir/tmp"
+	cp "$bb" "$dir/bin/busybox" || die "cannot copy $bb"
+	ln -s busybox "$dir/bin/sh"
+}
