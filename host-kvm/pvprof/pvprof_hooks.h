@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The entry points KVM calls into pvprof.  This is the only pvprof header
+ * the hook patch (host-kvm/patches/) includes into KVM's own files; pvprof
+ * keeps all of its state in its own tables, so no KVM structure changes.
+ */
+#ifndef _PVPROF_HOST_HOOKS_H
+#define _PVPROF_HOST_HOOKS_H
+
+#include <linux/init.h>
+
+#include "abi/pvprof.h"
+
+struct kvm_vcpu;
+
+int __init kvm_pvprof_init(void);
+void __exit kvm_pvprof_exit(void);
+
+long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,
+			  unsigned long a1, unsigned long a2, unsigned long a3);
+
+#endif /* _PVPROF_HOST_HOOKS_H */
