@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvprof guest side: the protocol part of the NMI handler.
+ *
+ * KVM merges NMIs from every source, so the guest cannot count its NMIs:
+ * it claims one exactly when it found new notices.  All notices present
+ * are answered at once, the newest with the interrupted context's
+ * callchain and the older ones as stale, so one NMI catches up however
+ * many the host's gate let accumulate.
+ */
+#include "guest.h"
+#include "notice.h"
+#include "record.h"
+
+/**
+ * pvprof_guest_buf_init() - describe a buffer the guest is registering
+ * @gb: handle to fill
+ * @base: the buffer, zeroed by the caller, aligned to PVPROF_PAGE_SIZE
+ * @size: its size in bytes
+ *
+ * Return: 0, or the negative PVPROF_E* code REGISTER would answer.
+ */
+int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size)
+{
+	int ret;
+
+	ret = pvprof_geometry_init(&gb->geo, size);
+	if (ret)
+		return ret;
+	gb->hdr = base;
+	return 0;
+}
+
+static struct pvprof_record *record_slot(struct pvprof_guest_buf *gb, __u64 index)
+{
+	return (struct pvprof_record *)((__u8 *)gb->hdr +
+					pvprof_record_offset(&gb->geo, index));
+}
+
+static void bump(__u64 *stat, __u64 n)
+{
+	PVPROF_WRITE_ONCE(*stat, PVPROF_READ_ONCE(*stat) + n);
+}
+
+/**
+ * pvprof_guest_nmi() - answer the notices the host posted
+ * @gb: this CPU's registered buffer
+ * @capture: fills the callchain record of the newest notice
+ * @ctx: passed to @capture
+ * @res: what was consumed and written, filled on every call
+ *
+ * Reads notice_head (acquire) and the host's record_tail (acquire, bounds
+ * checked), writes records for the notices that fit in the record ring
+ * (the newest ones: the oldest are dropped when it is full), publishes
+ * record_head and then notice_tail (release), and keeps the line 3
+ * statistics.
+ *
+ * Return: the verdict; only PVPROF_NMI_CLAIMED claims the NMI.
+ */
+enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
+					 pvprof_capture_fn capture, void *ctx,
+					 struct pvprof_nmi_result *res)
+{
+	struct pvprof_buf_header *h = gb->hdr;
+	struct pvprof_notice newest;
+	struct pvprof_record *rec;
+	__u64 head, tail, count, rhead, rtail, room, answer, i;
+	__u32 max_frames;
+
+	pvprof_memset(res, 0, sizeof(*res));
+	head = pvprof_load_acquire(&h->notice_head);
+	tail = PVPROF_READ_ONCE(h->notice_tail);
+	switch (pvprof_notice_check(head, tail, &count)) {
+	case PVPROF_NOTICES_NONE:
+		return PVPROF_NMI_NOT_OURS;
+	case PVPROF_NOTICES_GARBAGE:
+		pvprof_store_release(&h->notice_tail, head);
+		bump(&h->guest_errors, 1);
+		return PVPROF_NMI_GARBAGE;
+	case PVPROF_NOTICES_NEW:
+		break;
+	}
+
+	rhead = PVPROF_READ_ONCE(h->record_head);
+	rtail = pvprof_load_acquire(&h->record_tail);
+	if (pvprof_ring_valid(rhead, rtail, gb->geo.record_slots)) {
+		room = gb->geo.record_slots - pvprof_ring_used(rhead, rtail);
+	} else {
+		room = 0;
+		bump(&h->guest_errors, 1);
+	}
+	answer = count < room ? count : room;
+	res->consumed = (__u32)count;
+	res->dropped = (__u32)(count - answer);
+
+	if (answer) {
+		/* Slots for notices tail + (count - answer) .. head - 1, in order. */
+		pvprof_memcpy(&newest, (__u8 *)h + pvprof_notice_offset(head - 1),
+			      sizeof(newest));
+		max_frames = PVPROF_READ_ONCE(h->max_depth);
+		if (max_frames > PVPROF_MAX_DEPTH)
+			max_frames = PVPROF_MAX_DEPTH;
+		rec = record_slot(gb, rhead + answer - 1);
+		pvprof_record_init(rec, newest.seq, 0);
+		capture(ctx, &newest, rec, max_frames);
+		rec->seq = newest.seq;
+		rec->flags &= ~PVPROF_REC_F_STALE;
+		pvprof_record_finish(rec, max_frames);
+		res->callchains = 1;
+
+		for (i = 0; i + 1 < answer; i++) {
+			const struct pvprof_notice *n = (const void *)((__u8 *)h +
+				pvprof_notice_offset(head - answer + i));
+			struct pvprof_record *stale = record_slot(gb, rhead + i);
+
+			pvprof_record_init(stale, PVPROF_READ_ONCE(n->seq),
+					   PVPROF_REC_F_STALE);
+			stale->time_ns = rec->time_ns;
+			res->stale++;
+		}
+		pvprof_store_release(&h->record_head, rhead + answer);
+	}
+	pvprof_store_release(&h->notice_tail, head);
+
+	bump(&h->guest_nmis_claimed, 1);
+	bump(&h->guest_records, res->callchains);
+	bump(&h->guest_stale, res->stale);
+	if (res->dropped)
+		bump(&h->guest_errors, res->dropped);
+	return PVPROF_NMI_CLAIMED;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pvprof guest side: the protocol part of the NMI handler.
+ */
+#ifndef _PVPROF_CORE_GUEST_H
+#define _PVPROF_CORE_GUEST_H
+
+#include "pvprof_core.h"
+#include "ring.h"
+
+/**
+ * struct pvprof_guest_buf - the guest's handle on its registered buffer
+ * @hdr: the buffer, mapped in the guest
+ * @geo: geometry from the size the guest registered
+ */
+struct pvprof_guest_buf {
+	struct pvprof_buf_header *hdr;
+	struct pvprof_geometry geo;
+};
+
+/**
+ * typedef pvprof_capture_fn - capture the interrupted context
+ * @ctx: the caller's context (registers of the interrupted code)
+ * @n: copy of the newest notice
+ * @rec: record initialised with seq; fill time_ns, pid, tid, exec_gen,
+ *	flags, frames, nr_kernel and nr_user
+ * @max_frames: frames that fit (nr_kernel + nr_user); more are clamped
+ *
+ * Runs in NMI context: no locks, no sleeping, bounded work.
+ */
+typedef void (*pvprof_capture_fn)(void *ctx, const struct pvprof_notice *n,
+				  struct pvprof_record *rec, __u32 max_frames);
+
+/**
+ * enum pvprof_nmi_verdict - what the pvprof NMI handler did
+ * @PVPROF_NMI_NOT_OURS: no new notice; the NMI is not pvprof's, do not claim
+ * @PVPROF_NMI_GARBAGE: notice_head out of bounds; tail resynced, not claimed
+ * @PVPROF_NMI_CLAIMED: new notices consumed; claim the NMI
+ */
+enum pvprof_nmi_verdict {
+	PVPROF_NMI_NOT_OURS,
+	PVPROF_NMI_GARBAGE,
+	PVPROF_NMI_CLAIMED,
+};
+
+/**
+ * struct pvprof_nmi_result - what one handler run consumed and wrote
+ * @consumed: notices consumed
+ * @callchains: callchain records posted (0 or 1)
+ * @stale: stale records posted
+ * @dropped: notices left unanswered because the record ring was full
+ */
+struct pvprof_nmi_result {
+	__u32 consumed;
+	__u32 callchains;
+	__u32 stale;
+	__u32 dropped;
+};
+
+int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size);
+enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
+					 pvprof_capture_fn capture, void *ctx,
+					 struct pvprof_nmi_result *res);
+
+#endif /* _PVPROF_CORE_GUEST_H */

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvprof host side of one vCPU.
+ *
+ * Every sample attributed to guest code ends in exactly one counter: a
+ * notice, or a sample-level loss.  Every notice ends in exactly one
+ * outcome, resolved in seq order: a callchain, a stale answer, an invalid
+ * record, or unanswered (a later seq arrived first, or the registration
+ * ended).  Resolving strictly in seq order is what lets the host count
+ * unanswered notices without trusting anything the guest says about them.
+ */
+#include "host.h"
+
+static const char * const loss_names[PVPROF_LOSS_NR] = {
+	[PVPROF_LOSS_NOTICE_RING_FULL]	= "notice_ring_full",
+	[PVPROF_LOSS_THROTTLED]		= "throttled",
+	[PVPROF_LOSS_UNREGISTERED]	= "unregistered",
+	[PVPROF_LOSS_PROTECTED]		= "protected",
+	[PVPROF_LOSS_NESTED]		= "nested",
+	[PVPROF_LOSS_SMM]		= "smm",
+	[PVPROF_LOSS_STALE]		= "stale",
+	[PVPROF_LOSS_INVALID]		= "invalid",
+	[PVPROF_LOSS_BUFFER_GONE]	= "buffer_gone",
+	[PVPROF_LOSS_UNANSWERED]	= "unanswered",
+	[PVPROF_LOSS_STREAM_OVERFLOW]	= "stream_overflow",
+	[PVPROF_LOSS_SLOT_BUSY]		= "slot_busy",
+};
+
+/**
+ * pvprof_host_ring_init() - start the host state of a registration
+ * @r: state to initialise
+ * @size: registered buffer size
+ * @max_depth: frames per record to accept; 0 or above PVPROF_MAX_DEPTH
+ *	means PVPROF_MAX_DEPTH
+ * @cookie: this registration's cookie, nonzero
+ *
+ * Return: 0, or the negative PVPROF_E* code REGISTER answers for a bad
+ * size; -PVPROF_EINVAL for a zero cookie.
+ */
+int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
+			  __u32 max_depth, __u64 cookie)
+{
+	struct pvprof_geometry geo;
+	int ret;
+
+	ret = pvprof_geometry_init(&geo, size);
+	if (ret)
+		return ret;
+	if (!cookie)
+		return -PVPROF_EINVAL;
+	pvprof_memset(r, 0, sizeof(*r));
+	r->geo = geo;
+	r->max_depth = max_depth && max_depth < PVPROF_MAX_DEPTH ?
+		       max_depth : PVPROF_MAX_DEPTH;
+	r->cookie = cookie;
+	return 0;
+}
+
+/**
+ * pvprof_host_header_init() - build the host-written header lines
+ * @h: host-side header image to fill (lines 0 and 1 are meaningful)
+ * @r: the registration
+ * @state: PVPROF_STATE_*
+ * @event: PVPROF_EVENT_*
+ * @period: ns for cpu-clock, events otherwise
+ *
+ * The caller copies the first two cache lines of @h into the guest buffer.
+ */
+void pvprof_host_header_init(struct pvprof_buf_header *h,
+			     const struct pvprof_host_ring *r, __u32 state,
+			     __u32 event, __u64 period)
+{
+	pvprof_memset(h, 0, sizeof(*h));
+	h->magic = PVPROF_BUF_MAGIC;
+	h->version = PVPROF_ABI_VERSION;
+	h->header_size = PVPROF_HEADER_SIZE;
+	h->cookie = r->cookie;
+	h->size = r->geo.size;
+	h->max_depth = r->max_depth;
+	h->state = state;
+	h->event = event;
+	h->period = period;
+	h->notice_head = r->notice_head;
+	h->record_tail = r->record_tail;
+	h->nmi_head = r->nmi_head;
+}
+
+static bool all_zero(const __u8 *p, __u32 len)
+{
+	__u32 i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/**
+ * pvprof_host_header_clean() - check a header copy at registration
+ * @h: copy of the guest's buffer header taken before registering
+ *
+ * Return: true when the guest-written indices and every reserved field
+ * are zero, as REGISTER requires (else it answers -PVPROF_EINVAL).
+ */
+bool pvprof_host_header_clean(const struct pvprof_buf_header *h)
+{
+	return !h->notice_tail && !h->record_head &&
+	       all_zero(h->reserved0, sizeof(h->reserved0)) &&
+	       all_zero(h->reserved1, sizeof(h->reserved1)) &&
+	       all_zero(h->reserved2, sizeof(h->reserved2)) &&
+	       all_zero(h->reserved3, sizeof(h->reserved3)) &&
+	       all_zero(h->reserved4, sizeof(h->reserved4));
+}
+
+/**
+ * pvprof_host_identity_ok() - may the host still write this buffer
+ * @h: copy of at least the first cache line of the buffer
+ * @r: the registration
+ *
+ * Return: true when magic and cookie still match; false means the guest
+ * reused or cleared the memory and the registration must be dropped.
+ */
+bool pvprof_host_identity_ok(const struct pvprof_buf_header *h,
+			     const struct pvprof_host_ring *r)
+{
+	return h->magic == PVPROF_BUF_MAGIC && h->cookie == r->cookie;
+}
+
+/**
+ * pvprof_acct_sample_lost() - count a sample that did not become a notice
+ * @acct: the vCPU's counters
+ * @reason: sample-level PVPROF_LOSS_* reason; out-of-range values are
+ *	counted as samples only, which unbalances the books visibly
+ */
+void pvprof_acct_sample_lost(struct pvprof_vcpu_acct *acct, unsigned int reason)
+{
+	acct->samples++;
+	if (reason < PVPROF_LOSS_NR)
+		acct->losses[reason]++;
+}
+
+/**
+ * pvprof_host_sample_lost() - count a lost sample of a registered vCPU
+ * @r: the registration; its next notice carries PVPROF_NOTICE_F_LOST_BEFORE
+ * @acct: the vCPU's counters
+ * @reason: sample-level PVPROF_LOSS_* reason
+ */
+void pvprof_host_sample_lost(struct pvprof_host_ring *r,
+			     struct pvprof_vcpu_acct *acct, unsigned int reason)
+{
+	pvprof_acct_sample_lost(acct, reason);
+	r->lost_before = true;
+}
+
+/**
+ * pvprof_acct_sample_losses() - samples that never became a notice
+ * @acct: the vCPU's counters
+ *
+ * Return: the sum of the sample-level loss reasons.
+ */
+__u64 pvprof_acct_sample_losses(const struct pvprof_vcpu_acct *acct)
+{
+	return acct->losses[PVPROF_LOSS_NOTICE_RING_FULL] +
+	       acct->losses[PVPROF_LOSS_THROTTLED] +
+	       acct->losses[PVPROF_LOSS_UNREGISTERED] +
+	       acct->losses[PVPROF_LOSS_PROTECTED] +
+	       acct->losses[PVPROF_LOSS_NESTED] +
+	       acct->losses[PVPROF_LOSS_SMM] +
+	       acct->losses[PVPROF_LOSS_BUFFER_GONE] +
+	       acct->losses[PVPROF_LOSS_SLOT_BUSY];
+}
+
+/**
+ * pvprof_acct_notice_outcomes() - notices whose outcome is counted
+ * @acct: the vCPU's counters
+ *
+ * Return: callchains + stale + invalid + unanswered.
+ */
+__u64 pvprof_acct_notice_outcomes(const struct pvprof_vcpu_acct *acct)
+{
+	return acct->callchains +
+	       acct->losses[PVPROF_LOSS_STALE] +
+	       acct->losses[PVPROF_LOSS_INVALID] +
+	       acct->losses[PVPROF_LOSS_UNANSWERED];
+}
+
+/**
+ * pvprof_loss_name() - short name of a loss reason
+ * @reason: PVPROF_LOSS_*
+ *
+ * Return: a static string, "unknown" when out of range.
+ */
+const char *pvprof_loss_name(unsigned int reason)
+{
+	if (reason >= PVPROF_LOSS_NR)
+		return "unknown";
+	return loss_names[reason];
+}
+
+/**
+ * pvprof_host_notice_prepare() - turn a sample into a notice if there is room
+ * @r: the registration
+ * @acct: the vCPU's counters
+ * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
+ * @s: the sample
+ * @out: the notice to write, filled on success
+ * @offset: byte offset of its slot in the buffer, set on success
+ *
+ * On success the caller writes @out at @offset and then calls
+ * pvprof_host_notice_publish(); if that write fails it counts the sample
+ * with pvprof_host_sample_lost() instead.  A full ring, or a notice_tail
+ * out of bounds, loses the sample as PVPROF_LOSS_NOTICE_RING_FULL.  The
+ * host keeps the notice's facts; a notice that stayed unresolved for
+ * PVPROF_HOST_HISTORY notices is counted unanswered here.
+ *
+ * Return: true when a notice is to be written.
+ */
+bool pvprof_host_notice_prepare(struct pvprof_host_ring *r,
+				struct pvprof_vcpu_acct *acct, __u64 guest_notice_tail,
+				const struct pvprof_sample *s,
+				struct pvprof_notice *out, __u32 *offset)
+{
+	struct pvprof_notice_facts *fact;
+
+	if (!pvprof_ring_valid(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS) ||
+	    pvprof_ring_full(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS)) {
+		pvprof_host_sample_lost(r, acct, PVPROF_LOSS_NOTICE_RING_FULL);
+		return false;
+	}
+	if (r->notice_head + 1 - r->resolved_seq > PVPROF_HOST_HISTORY) {
+		/* Its facts are about to be overwritten: too late to answer. */
+		r->resolved_seq++;
+		acct->losses[PVPROF_LOSS_UNANSWERED]++;
+	}
+	pvprof_notice_encode(out, s, r->notice_head + 1, r->lost_before);
+	fact = &r->history[(r->notice_head + 1) % PVPROF_HOST_HISTORY];
+	fact->ip = out->ip;
+	fact->guest_tsc = out->guest_tsc;
+	fact->cpl = out->cpl;
+	fact->event = out->event;
+	*offset = pvprof_notice_offset(r->notice_head);
+	return true;
+}
+
+/**
+ * pvprof_host_notice_publish() - account a notice written to its slot
+ * @r: the registration
+ * @acct: the vCPU's counters
+ *
+ * Return: the new notice_head, to store-release into the guest's line 1.
+ */
+__u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
+				 struct pvprof_vcpu_acct *acct)
+{
+	acct->samples++;
+	acct->notices++;
+	r->lost_before = false;
+	return ++r->notice_head;
+}
+
+/**
+ * pvprof_host_nmi_gate() - decide whether to inject a pvprof NMI
+ * @r: the registration
+ * @acct: the vCPU's counters
+ * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
+ *
+ * Called before every entry, after new notices are written.  At most one
+ * pvprof NMI is outstanding: one is while the guest's notice_tail has not
+ * reached nmi_head.  A notice_tail out of bounds injects nothing; the
+ * guest's own samples are what it loses.
+ *
+ * Return: true when the caller must inject an NMI; nmi_head is then set
+ * to notice_head (the caller may publish it in line 1).
+ */
+bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
+			  __u64 guest_notice_tail)
+{
+	if (!pvprof_ring_valid(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS))
+		return false;
+	if (guest_notice_tail == r->notice_head)
+		return false;
+	if (pvprof_index_before(guest_notice_tail, r->nmi_head))
+		return false;
+	r->nmi_head = r->notice_head;
+	acct->nmis++;
+	return true;
+}
+
+/**
+ * pvprof_host_records_ready() - how many record slots to drain now
+ * @r: the registration
+ * @acct: the vCPU's counters
+ * @guest_record_head: record_head as just load-acquired from the guest
+ *
+ * A record_head out of bounds drains nothing and counts
+ * PVPROF_REJ_BAD_INDEX; the guest stalls its own records until it fixes
+ * the index, and the notices they answer end up unanswered.
+ *
+ * Return: number of slots to pass to pvprof_host_record(), at most the
+ * number of record slots.
+ */
+__u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
+				struct pvprof_vcpu_acct *acct, __u64 guest_record_head)
+{
+	if (!pvprof_ring_valid(guest_record_head, r->record_tail, r->geo.record_slots)) {
+		acct->rejects[PVPROF_REJ_BAD_INDEX]++;
+		return 0;
+	}
+	return (__u32)pvprof_ring_used(guest_record_head, r->record_tail);
+}
+
+/**
+ * pvprof_host_record_offset() - byte offset of the next slot to drain
+ * @r: the registration
+ *
+ * Return: offset of slot record_tail in the buffer.
+ */
+__u32 pvprof_host_record_offset(const struct pvprof_host_ring *r)
+{
+	return pvprof_record_offset(&r->geo, r->record_tail);
+}
+
+/**
+ * pvprof_host_record() - validate and account one drained record slot
+ * @r: the registration
+ * @acct: the vCPU's counters
+ * @copy: host-private copy of the slot at pvprof_host_record_offset(),
+ *	8-byte aligned
+ * @len: bytes in @copy
+ *
+ * Consumes the slot (record_tail advances; the caller store-releases
+ * record_tail after the batch).  An accepted record resolves every older
+ * unresolved notice as unanswered and its own as callchain or stale.  A
+ * rejected one counts its reason and resolves the oldest unresolved notice,
+ * if any, as invalid.
+ *
+ * Return: PVPROF_REJ_NONE when accepted (the caller emits a callchain to
+ * the stream unless the record is stale), else the reason.
+ */
+enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
+				      struct pvprof_vcpu_acct *acct,
+				      const void *copy, __u32 len)
+{
+	const struct pvprof_record *rec = copy;
+	struct pvprof_record_limits lim = {
+		.max_depth = r->max_depth,
+		.answered_seq = r->resolved_seq,
+		.notice_head = r->notice_head,
+	};
+	enum pvprof_reject reason;
+
+	r->record_tail++;
+	reason = pvprof_record_validate(copy, len, &lim);
+	if (reason != PVPROF_REJ_NONE) {
+		acct->rejects[reason]++;
+		if (r->resolved_seq != r->notice_head) {
+			r->resolved_seq++;
+			acct->losses[PVPROF_LOSS_INVALID]++;
+		}
+		return reason;
+	}
+	acct->losses[PVPROF_LOSS_UNANSWERED] += rec->seq - 1 - r->resolved_seq;
+	r->resolved_seq = rec->seq;
+	if (rec->flags & PVPROF_REC_F_STALE)
+		acct->losses[PVPROF_LOSS_STALE]++;
+	else
+		acct->callchains++;
+	return PVPROF_REJ_NONE;
+}
+
+/**
+ * pvprof_host_notice_facts() - what the host sampled for an accepted seq
+ * @r: the registration
+ * @seq: seq of a record pvprof_host_record() just accepted
+ *
+ * Return: the facts the host kept when it wrote notice @seq; valid until
+ * the next notice is prepared.
+ */
+const struct pvprof_notice_facts *
+pvprof_host_notice_facts(const struct pvprof_host_ring *r, __u64 seq)
+{
+	return &r->history[seq % PVPROF_HOST_HISTORY];
+}
+
+/**
+ * pvprof_host_outstanding() - notices written but not resolved yet
+ * @r: the registration
+ *
+ * Return: notice_head - resolved_seq.
+ */
+__u64 pvprof_host_outstanding(const struct pvprof_host_ring *r)
+{
+	return r->notice_head - r->resolved_seq;
+}
+
+/**
+ * pvprof_host_unregister() - end a registration's books
+ * @r: the registration
+ * @acct: the vCPU's counters
+ *
+ * Counts every unresolved notice as PVPROF_LOSS_UNANSWERED.  Called on
+ * UNREGISTER and whenever the host drops the registration.
+ */
+void pvprof_host_unregister(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct)
+{
+	acct->losses[PVPROF_LOSS_UNANSWERED] += pvprof_host_outstanding(r);
+	r->resolved_seq = r->notice_head;
+}

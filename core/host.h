@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pvprof host side of one vCPU: notice production, the NMI gate, record
+ * draining, and the per-vCPU accounting every test balances.
+ *
+ * The host never works on guest memory through these functions: it passes
+ * in the values it read (indices, a copied record slot) and writes out what
+ * they return.  The caller provides the locking (the vCPU thread owns it).
+ */
+#ifndef _PVPROF_CORE_HOST_H
+#define _PVPROF_CORE_HOST_H
+
+#include "pvprof_core.h"
+#include "ring.h"
+#include "notice.h"
+#include "record.h"
+
+/**
+ * struct pvprof_vcpu_acct - per-vCPU counters, kept across registrations
+ * @samples: samples attributed to this vCPU's guest code
+ * @notices: notices written
+ * @callchains: callchain records accepted
+ * @nmis: pvprof NMIs injected
+ * @losses: by PVPROF_LOSS_* reason
+ * @rejects: refused records and indices by PVPROF_REJ_* reason (debugging)
+ *
+ * Two identities hold at every moment:
+ * samples == notices + pvprof_acct_sample_losses(), and
+ * notices == pvprof_acct_notice_outcomes() + notices not yet resolved.
+ * PVPROF_LOSS_STREAM_OVERFLOW counts accepted callchains the stream could
+ * not take; it is in neither identity.
+ */
+struct pvprof_vcpu_acct {
+	__u64 samples;
+	__u64 notices;
+	__u64 callchains;
+	__u64 nmis;
+	__u64 losses[PVPROF_LOSS_NR];
+	__u64 rejects[PVPROF_REJ_NR];
+};
+
+/*
+ * Notices the host remembers, for the stream's callchain records; a notice
+ * still unresolved when its entry is needed again is counted unanswered.
+ * Covers the notice ring plus the largest record ring.
+ */
+#define PVPROF_HOST_HISTORY		128U
+
+/**
+ * struct pvprof_notice_facts - what the host sampled for one notice
+ * @ip: guest RIP
+ * @guest_tsc: guest TSC
+ * @cpl: guest CPL
+ * @event: PVPROF_EVENT_*
+ */
+struct pvprof_notice_facts {
+	__u64 ip;
+	__u64 guest_tsc;
+	__u8 cpl;
+	__u8 event;
+};
+
+/**
+ * struct pvprof_host_ring - host state of one registration
+ * @geo: buffer geometry
+ * @max_depth: frames per record the host accepts, 1..PVPROF_MAX_DEPTH
+ * @cookie: the registration's cookie, nonzero
+ * @notice_head: notices written (seq of the last one)
+ * @record_tail: record slots consumed
+ * @nmi_head: notice_head when the last pvprof NMI was injected
+ * @resolved_seq: every notice up to this seq has its outcome counted
+ * @lost_before: a sample was lost since the last notice written
+ * @history: facts of notice seq s at index s % PVPROF_HOST_HISTORY
+ */
+struct pvprof_host_ring {
+	struct pvprof_geometry geo;
+	__u32 max_depth;
+	__u64 cookie;
+	__u64 notice_head;
+	__u64 record_tail;
+	__u64 nmi_head;
+	__u64 resolved_seq;
+	bool lost_before;
+	struct pvprof_notice_facts history[PVPROF_HOST_HISTORY];
+};
+
+int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
+			  __u32 max_depth, __u64 cookie);
+void pvprof_host_header_init(struct pvprof_buf_header *h,
+			     const struct pvprof_host_ring *r, __u32 state,
+			     __u32 event, __u64 period);
+bool pvprof_host_header_clean(const struct pvprof_buf_header *h);
+bool pvprof_host_identity_ok(const struct pvprof_buf_header *h,
+			     const struct pvprof_host_ring *r);
+
+void pvprof_acct_sample_lost(struct pvprof_vcpu_acct *acct, unsigned int reason);
+void pvprof_host_sample_lost(struct pvprof_host_ring *r,
+			     struct pvprof_vcpu_acct *acct, unsigned int reason);
+__u64 pvprof_acct_sample_losses(const struct pvprof_vcpu_acct *acct);
+__u64 pvprof_acct_notice_outcomes(const struct pvprof_vcpu_acct *acct);
+const char *pvprof_loss_name(unsigned int reason);
+
+bool pvprof_host_notice_prepare(struct pvprof_host_ring *r,
+				struct pvprof_vcpu_acct *acct, __u64 guest_notice_tail,
+				const struct pvprof_sample *s,
+				struct pvprof_notice *out, __u32 *offset);
+__u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
+				 struct pvprof_vcpu_acct *acct);
+bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
+			  __u64 guest_notice_tail);
+__u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
+				struct pvprof_vcpu_acct *acct, __u64 guest_record_head);
+__u32 pvprof_host_record_offset(const struct pvprof_host_ring *r);
+enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
+				      struct pvprof_vcpu_acct *acct,
+				      const void *copy, __u32 len);
+const struct pvprof_notice_facts *
+pvprof_host_notice_facts(const struct pvprof_host_ring *r, __u64 seq);
+__u64 pvprof_host_outstanding(const struct pvprof_host_ring *r);
+void pvprof_host_unregister(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct);
+
+#endif /* _PVPROF_CORE_HOST_H */

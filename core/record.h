@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pvprof callchain records: guest-side encoding, host-side validation.
+ */
+#ifndef _PVPROF_CORE_RECORD_H
+#define _PVPROF_CORE_RECORD_H
+
+#include "pvprof_core.h"
+
+/**
+ * enum pvprof_reject - why the host refused a guest-written record
+ * @PVPROF_REJ_NONE: accepted
+ * @PVPROF_REJ_SHORT_COPY: fewer bytes copied than a record header
+ * @PVPROF_REJ_SIZE_SMALL: size below sizeof(struct pvprof_record)
+ * @PVPROF_REJ_SIZE_LARGE: size above the slot or above the bytes copied
+ * @PVPROF_REJ_SIZE_MISMATCH: size != 40 + 8 * (nr_kernel + nr_user)
+ * @PVPROF_REJ_TOO_DEEP: nr_kernel + nr_user above the registered max_depth
+ * @PVPROF_REJ_RESERVED: reserved0 nonzero
+ * @PVPROF_REJ_FLAGS: a flag outside PVPROF_REC_F_ALL
+ * @PVPROF_REJ_STALE_FRAMES: a stale record carries frames
+ * @PVPROF_REJ_CONTEXT: frames disagree with the USER/KTHREAD flags
+ * @PVPROF_REJ_SEQ_OLD: seq already answered (duplicate, old, or zero)
+ * @PVPROF_REJ_SEQ_FUTURE: seq of a notice not written yet
+ * @PVPROF_REJ_KERNEL_FRAME: a kernel frame outside the kernel half
+ * @PVPROF_REJ_USER_FRAME: a user frame outside the user half
+ * @PVPROF_REJ_BAD_INDEX: record_head out of bounds (nothing drained)
+ * @PVPROF_REJ_NR: number of reasons
+ */
+enum pvprof_reject {
+	PVPROF_REJ_NONE,
+	PVPROF_REJ_SHORT_COPY,
+	PVPROF_REJ_SIZE_SMALL,
+	PVPROF_REJ_SIZE_LARGE,
+	PVPROF_REJ_SIZE_MISMATCH,
+	PVPROF_REJ_TOO_DEEP,
+	PVPROF_REJ_RESERVED,
+	PVPROF_REJ_FLAGS,
+	PVPROF_REJ_STALE_FRAMES,
+	PVPROF_REJ_CONTEXT,
+	PVPROF_REJ_SEQ_OLD,
+	PVPROF_REJ_SEQ_FUTURE,
+	PVPROF_REJ_KERNEL_FRAME,
+	PVPROF_REJ_USER_FRAME,
+	PVPROF_REJ_BAD_INDEX,
+	PVPROF_REJ_NR,
+};
+
+/**
+ * struct pvprof_record_limits - what the host accepts right now
+ * @max_depth: frames per record, as published in the header
+ * @answered_seq: highest seq already resolved (answered or written off)
+ * @notice_head: notices written; the highest valid seq
+ */
+struct pvprof_record_limits {
+	__u32 max_depth;
+	__u64 answered_seq;
+	__u64 notice_head;
+};
+
+__u32 pvprof_record_bytes(__u32 nr_frames);
+void pvprof_record_init(struct pvprof_record *rec, __u64 seq, __u32 flags);
+void pvprof_record_finish(struct pvprof_record *rec, __u32 max_frames);
+enum pvprof_reject pvprof_record_validate(const void *copy, __u32 len,
+					  const struct pvprof_record_limits *lim);
+const char *pvprof_reject_name(enum pvprof_reject reason);
+
+#endif /* _PVPROF_CORE_RECORD_H */
