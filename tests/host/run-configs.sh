@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The host suite's entry point (make -C tests/host run): boots L1 once per
+# configuration with tests/nested/run-l1, runs every test program there
+# through run-suite.sh, prints every case and the measurements, and ends with
+# "N passed, N failed". SKIPs are listed and counted apart, never as passed.
+# Writes "<passed> <failed>" to $O/results/host.
+#
+# usage: run-configs.sh PROGRAM...
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+O=${O:-$repo/out}
+run_l1=$repo/tests/nested/run-l1
+modules_dir=$O/host-kvm
+runs=$O/tests/host/runs
+# Seconds for one configuration: boot plus every program.
+l1_timeout=${HOST_SUITE_TIMEOUT:-900}
+
+[ $# -gt 0 ] || { echo "usage: run-configs.sh PROGRAM..." >&2; exit 2; }
+
+# name  KVM in L1  L1 CPU model
+configs=(
+	"pvprof-epyc pvprof epyc"
+	"stock-epyc stock epyc"
+	"pvprof-max pvprof max"
+)
+
+passed=0 failed=0 skipped=0
+suite_start=$(date +%s)
+
+count_line() {
+	echo "$1"
+	case "$1" in
+	PASS\ *) passed=$((passed + 1)) ;;
+	FAIL\ *) failed=$((failed + 1)) ;;
+	SKIP\ *) skipped=$((skipped + 1)) ;;
+	esac
+}
+
+run_config() {
+	local name=$1 kvm=$2 cpu=$3 out=$runs/$1 rc line
+	local args=(--kvm "$kvm" --cpu "$cpu" --smp 1 --out "$out"
+		    --timeout "$l1_timeout")
+
+	rm -rf "$out"
+	mkdir -p "$out" || { count_line "FAIL $name/l1: cannot create $out"; return; }
+	if [ "$kvm" = pvprof ]; then
+		if [ ! -r "$modules_dir/kvm.ko" ] || [ ! -r "$modules_dir/kvm-amd.ko" ]; then
+			count_line "FAIL $name/l1: no pvprof KVM modules in $modules_dir (run make modules)"
+			return
+		fi
+		args+=(--modules-dir "$modules_dir")
+	fi
+
+	"$run_l1" "${args[@]}" -- "$here/run-suite.sh" --config "$name" \
+		--kvm "$kvm" --out "$out" -- "$@" > "$out/run-l1.log" 2>&1 < /dev/null
+	rc=$?
+	if [ -s "$out/results.txt" ]; then
+		while IFS= read -r line; do
+			count_line "$line"
+		done < "$out/results.txt"
+		grep -h '^# measured' "$out"/*.log 2>/dev/null | sed "s|^# measured:|  measured [$name]:|"
+	fi
+	if [ $rc -ne 0 ] || [ ! -s "$out/wall-seconds" ]; then
+		count_line "FAIL $name/l1: run-l1 exited with status $rc before the suite finished (log: $out/run-l1.log)"
+		tail -n 20 "$out/run-l1.log" | sed 's/^/  | /'
+		return
+	fi
+	boot=$(sed -n 's/^run-l1: L1 booted in \([0-9.]*\) s.*/\1/p' "$out/run-l1.log")
+	total=$(sed -n 's/^run-l1: exit status .*, total \([0-9.]*\) s.*/\1/p' "$out/run-l1.log")
+	echo "  timing [$name]: L1 boot ${boot:-?} s, suite $(cat "$out/wall-seconds") s in L1, ${total:-?} s with boot"
+	grep -h '^run-l1: .*retr' "$out/run-l1.log" | sed "s|^|  [$name] |"
+}
+
+for c in "${configs[@]}"; do
+	# shellcheck disable=SC2086 # fields of the table above
+	run_config $c "$@"
+done
+
+echo "host suite wall time: $(( $(date +%s) - suite_start )) s for ${#configs[@]} configurations"
+[ $skipped -eq 0 ] || echo "$skipped skipped"
+echo "$passed passed, $failed failed"
+mkdir -p "$O/results"
+echo "$passed $failed" > "$O/results/host"
+[ $failed -eq 0 ]
