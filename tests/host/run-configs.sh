@@ -41,9 +41,11 @@ count_line() {
 }
 
 run_config() {
-	local name=$1 kvm=$2 cpu=$3 out=$runs/$1 rc line
+	local name=$1 kvm=$2 cpu=$3 out=$runs/$1 rc line boot total
 	local args=(--kvm "$kvm" --cpu "$cpu" --smp 1 --out "$out"
 		    --timeout "$l1_timeout")
+
+	shift 3
 
 	rm -rf "$out"
 	mkdir -p "$out" || { count_line "FAIL $name/l1: cannot create $out"; return; }

@@ -58,7 +58,7 @@ done
 
 # L1 must survive the suite without a kernel warning, oops or unknown NMI.
 if dmesg > "$out/dmesg-after-suite.txt" 2>&1; then
-	bad=$(grep -E 'WARNING:|BUG:|Oops|general protection|lockdep|Uhhuh|Dazed and confused|SERR' \
+	bad=$(grep -E 'WARNING: CPU|BUG:|Oops|general protection fault|possible .*locking|Uhhuh|Dazed and confused|NMI: PCI system error' \
 		"$out/dmesg-after-suite.txt" | head -n 3 | tr '\n' ' ')
 	if [ -n "$bad" ]; then
 		result FAIL "l1/dmesg_clean: $bad"
