@@ -98,7 +98,7 @@ enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 		pvprof_memcpy(&newest, (__u8 *)h + pvprof_notice_offset(head - 1),
 			      sizeof(newest));
 		max_frames = PVPROF_READ_ONCE(h->max_depth);
-		if (max_frames > PVPROF_MAX_DEPTH)
+		if (!max_frames || max_frames > PVPROF_MAX_DEPTH)
 			max_frames = PVPROF_MAX_DEPTH;
 		rec = record_slot(gb, rhead + answer - 1);
 		pvprof_record_init(rec, newest.seq, 0);

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Randomized model of the pvprof NMI protocol.
+ *
+ * The host and the guest run the real core (through sim.c, which drives it
+ * the way the KVM module and the guest driver do) around a model of what
+ * sits between them: KVM's NMI merging (pending capped at two, at one while
+ * the guest is in an NMI handler), a foreign NMI source, the guest being
+ * descheduled, the host dropping a registration and the guest registering
+ * again, and Linux's NMI dispatch (every handler runs; an NMI nobody
+ * claims is "unknown" unless it is a swallowed back-to-back one).
+ *
+ * A reference model that knows only counts (no indices, no slots) predicts
+ * every decision the core makes; the test fails at the first step where
+ * they disagree or where an accounting identity breaks.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "runner.h"
+#include "sim.h"
+
+#define MAX_SEQ		(1U << 20)
+
+struct params {
+	__u64 seed;
+	int steps;
+	__u32 size;		/* 0: chosen by the seed */
+	int p_sample;		/* weights of the step kinds */
+	int p_foreign;
+	int p_progress;
+	int p_iret;
+	int p_sched;
+	int p_exit;
+	int p_drop;
+	int p_drain;		/* percent of entries that drain records */
+	bool randomize;		/* let the seed pick the weights too */
+};
+
+struct model {
+	struct sim_vcpu v;
+	struct params p;
+	__u64 rng;
+	int step;
+
+	/* KVM */
+	unsigned int nmi_queued;
+	unsigned int nmi_pending;
+	bool nmi_masked;
+	bool running;
+
+	/* Guest kernel (arch/x86/kernel/nmi.c) */
+	bool progress_since_nmi;
+	bool swallow_nmi;
+	bool want_register;
+	__u64 nmis_delivered;
+	__u64 swallowed;
+
+	/* Foreign NMI source: work it raised, checked by its own handler. */
+	__u64 foreign_work;
+	__u64 foreign_raised;
+	__u64 foreign_handled;
+
+	/* Reference model */
+	__u64 ref_samples;
+	__u64 ref_notices;
+	__u64 ref_ring_full;
+	__u64 ref_unregistered;
+	__u64 ref_nmis;
+	__u64 ref_unconsumed;		/* written, not consumed by the guest */
+	bool ref_outstanding;		/* a pvprof NMI whose notices are unconsumed */
+	__u64 ref_in_ring;		/* records posted, not drained */
+	__u64 ref_ring_callchains;	/* of those, callchains */
+	__u64 ref_callchains;		/* drained */
+	__u64 ref_stale;		/* drained */
+	__u64 ref_reg_notices;		/* this registration */
+	__u64 ref_reg_answered;		/* this registration, drained */
+	__u64 ref_unanswered_closed;	/* unanswered of ended registrations */
+
+	__u64 *ip_of_seq;		/* this registration's notices */
+	size_t stream_pos;		/* stream bytes checked so far */
+	__u64 last_seq;			/* this registration's last callchain */
+};
+
+static __u64 rnd(struct model *m)
+{
+	/* xorshift64* */
+	m->rng ^= m->rng >> 12;
+	m->rng ^= m->rng << 25;
+	m->rng ^= m->rng >> 27;
+	return m->rng * 0x2545f4914f6cdd1dULL;
+}
+
+static bool chance(struct model *m, int percent)
+{
+	return (int)(rnd(m) % 100) < percent;
+}
+
+static void __attribute__((format(printf, 3, 4), noreturn))
+model_fail(const struct model *m, int line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ck_abort_msg("seed %llu step %d (model_nmi.c:%d): %s",
+		     (unsigned long long)m->p.seed, m->step, line, msg);
+	abort();	/* ck_abort_msg does not return; tell the compiler */
+}
+
+#define MCHECK(m, cond, ...)						\
+	do {								\
+		if (!(cond))						\
+			model_fail(m, __LINE__, __VA_ARGS__);		\
+	} while (0)
+
+static void check_books(struct model *m)
+{
+	const struct pvprof_vcpu_acct *a = &m->v.acct;
+
+	MCHECK(m, a->samples == a->notices + pvprof_acct_sample_losses(a),
+	       "samples %llu != notices %llu + sample losses %llu",
+	       (unsigned long long)a->samples, (unsigned long long)a->notices,
+	       (unsigned long long)pvprof_acct_sample_losses(a));
+	MCHECK(m, a->notices == pvprof_acct_notice_outcomes(a) +
+	       (m->v.registered ? pvprof_host_outstanding(&m->v.ring) : 0),
+	       "notices %llu != outcomes %llu + outstanding",
+	       (unsigned long long)a->notices,
+	       (unsigned long long)pvprof_acct_notice_outcomes(a));
+	MCHECK(m, a->samples == m->ref_samples, "samples %llu, reference %llu",
+	       (unsigned long long)a->samples, (unsigned long long)m->ref_samples);
+	MCHECK(m, a->notices == m->ref_notices, "notices %llu, reference %llu",
+	       (unsigned long long)a->notices, (unsigned long long)m->ref_notices);
+	MCHECK(m, a->losses[PVPROF_LOSS_NOTICE_RING_FULL] == m->ref_ring_full,
+	       "ring-full losses differ from the reference");
+	MCHECK(m, a->losses[PVPROF_LOSS_UNREGISTERED] == m->ref_unregistered,
+	       "unregistered losses differ from the reference");
+	MCHECK(m, a->callchains == m->ref_callchains, "callchains %llu, reference %llu",
+	       (unsigned long long)a->callchains, (unsigned long long)m->ref_callchains);
+	MCHECK(m, a->losses[PVPROF_LOSS_STALE] == m->ref_stale, "stale differs");
+	MCHECK(m, a->losses[PVPROF_LOSS_INVALID] == 0, "an honest guest's record was rejected");
+	MCHECK(m, a->nmis == m->ref_nmis, "NMIs injected %llu, reference %llu",
+	       (unsigned long long)a->nmis, (unsigned long long)m->ref_nmis);
+	MCHECK(m, m->nmi_pending <= 2, "KVM holds %u NMIs", m->nmi_pending);
+	MCHECK(m, !m->nmi_masked || m->nmi_pending <= 1,
+	       "two NMIs pending while one is handled");
+}
+
+static void do_register(struct model *m)
+{
+	MCHECK(m, sim_register(&m->v, m->p.size, 0) == 0, "registration failed");
+	m->ref_unconsumed = 0;
+	m->ref_outstanding = false;
+	m->ref_in_ring = 0;
+	m->ref_ring_callchains = 0;
+	m->ref_reg_notices = 0;
+	m->ref_reg_answered = 0;
+	m->last_seq = 0;
+	m->want_register = false;
+}
+
+static void host_drop(struct model *m)
+{
+	sim_host_unregister(&m->v);
+	m->ref_unanswered_closed += m->ref_reg_notices - m->ref_reg_answered;
+	/* The host forgot its gate; the guest re-registers when it next can. */
+	m->want_register = true;
+}
+
+static void sample(struct model *m)
+{
+	bool user = chance(m, 40);
+	__u64 ip = user ? UADDR(rnd(m) % 0x100000) : KADDR(rnd(m) % 0x100000);
+	bool room = m->ref_unconsumed < PVPROF_NOTICE_SLOTS;
+	bool wrote;
+
+	m->ref_samples++;
+	wrote = sim_host_sample(&m->v, ip, user ? 3 : 0);
+	if (!m->v.registered) {
+		MCHECK(m, !wrote, "notice written without a registration");
+		m->ref_unregistered++;
+		return;
+	}
+	MCHECK(m, wrote == room, "notice %s with %llu unconsumed",
+	       wrote ? "written" : "refused", (unsigned long long)m->ref_unconsumed);
+	if (!wrote) {
+		m->ref_ring_full++;
+		return;
+	}
+	m->ref_notices++;
+	m->ref_reg_notices++;
+	m->ref_unconsumed++;
+	MCHECK(m, m->ref_reg_notices < MAX_SEQ, "model seq table too small");
+	m->ip_of_seq[m->ref_reg_notices] = ip;
+}
+
+static void process_nmi(struct model *m)
+{
+	unsigned int limit = m->nmi_masked ? 1 : 2;
+
+	m->nmi_pending += m->nmi_queued;
+	m->nmi_queued = 0;
+	if (m->nmi_pending > limit)
+		m->nmi_pending = limit;
+}
+
+static void deliver_nmi(struct model *m)
+{
+	struct sim_context ctx = { .user = chance(m, 40), .depth = 1 + rnd(m) % 24,
+				   .time_ns = (__u64)m->step };
+	struct pvprof_nmi_result res;
+	enum pvprof_nmi_verdict verdict;
+	__u64 room = m->v.gb.geo.record_slots - m->ref_in_ring;
+	__u64 answer = m->ref_unconsumed < room ? m->ref_unconsumed : room;
+	bool b2b = !m->progress_since_nmi;
+	int handled = 0;
+
+	m->nmi_pending--;
+	m->nmi_masked = true;
+	m->nmis_delivered++;
+	m->progress_since_nmi = false;
+	if (!b2b)
+		m->swallow_nmi = false;
+
+	/* Every NMI handler of the guest runs; pvprof's is the core. */
+	verdict = pvprof_guest_nmi(&m->v.gb, sim_capture, &ctx, &res);
+	if (m->ref_unconsumed) {
+		MCHECK(m, verdict == PVPROF_NMI_CLAIMED, "pvprof did not claim %llu new notices",
+		       (unsigned long long)m->ref_unconsumed);
+		MCHECK(m, res.consumed == m->ref_unconsumed, "consumed %u of %llu",
+		       res.consumed, (unsigned long long)m->ref_unconsumed);
+		MCHECK(m, res.callchains + res.stale == answer && res.callchains == 1 - !answer,
+		       "answered %u+%u, reference %llu", res.callchains, res.stale,
+		       (unsigned long long)answer);
+		MCHECK(m, res.dropped == m->ref_unconsumed - answer, "dropped %u", res.dropped);
+		m->ref_in_ring += answer;
+		m->ref_ring_callchains += res.callchains;
+		m->ref_unconsumed = 0;
+		m->ref_outstanding = false;
+		handled++;
+	} else {
+		MCHECK(m, verdict == PVPROF_NMI_NOT_OURS,
+		       "pvprof claimed an NMI that carried no new notice");
+	}
+	if (m->foreign_work) {
+		/* Like perf's handler: it returns how many events it handled. */
+		handled += (int)m->foreign_work;
+		m->foreign_handled += m->foreign_work;
+		m->foreign_work = 0;
+	}
+
+	if (handled > 1)
+		m->swallow_nmi = true;
+	if (!handled) {
+		MCHECK(m, b2b && m->swallow_nmi,
+		       "unknown NMI: nobody claimed it and it was not a back-to-back one");
+		m->swallowed++;
+	}
+}
+
+/* Callchains the last drain emitted: in seq order, with the host's facts. */
+static void check_new_callchains(struct model *m)
+{
+	struct pvprof_st_view sv;
+
+	while (m->stream_pos < m->v.stream_len) {
+		MCHECK(m, pvprof_st_decode(m->v.stream + m->stream_pos,
+					   m->v.stream_len - m->stream_pos, &sv) == PVPROF_ST_OK,
+		       "undecodable stream record at %zu", m->stream_pos);
+		m->stream_pos += sv.hdr.size;
+		if (sv.hdr.type != PVPROF_ST_CALLCHAIN)
+			continue;
+		MCHECK(m, sv.u.callchain.rec.seq > m->last_seq &&
+		       sv.u.callchain.rec.seq <= m->ref_reg_notices,
+		       "callchain seq %llu after %llu",
+		       (unsigned long long)sv.u.callchain.rec.seq,
+		       (unsigned long long)m->last_seq);
+		m->last_seq = sv.u.callchain.rec.seq;
+		MCHECK(m, sv.u.callchain.notice_ip == m->ip_of_seq[m->last_seq],
+		       "callchain of seq %llu carries another notice's IP",
+		       (unsigned long long)m->last_seq);
+		MCHECK(m, sv.nr_frames >= 1, "callchain without frames");
+		MCHECK(m, (pvprof_st_frame(&sv, 0) == sv.u.callchain.notice_ip) ==
+		       !(sv.u.callchain.rec.flags & PVPROF_REC_F_SKEWED),
+		       "skew flag disagrees with the frames");
+	}
+}
+
+/* The vCPU thread before an entry: drain, gate, KVM's NMI processing. */
+static void entry(struct model *m)
+{
+	bool want_nmi, injected;
+
+	if (!m->running)
+		return;
+	if (m->v.registered && chance(m, m->p.p_drain)) {
+		__u32 drained = sim_host_drain(&m->v);
+
+		MCHECK(m, drained == m->ref_in_ring, "drained %u, reference %llu",
+		       drained, (unsigned long long)m->ref_in_ring);
+		m->ref_callchains += m->ref_ring_callchains;
+		m->ref_stale += m->ref_in_ring - m->ref_ring_callchains;
+		m->ref_reg_answered += m->ref_in_ring;
+		m->ref_in_ring = 0;
+		m->ref_ring_callchains = 0;
+		check_new_callchains(m);
+	}
+	want_nmi = m->v.registered && m->ref_unconsumed && !m->ref_outstanding;
+	injected = sim_host_nmi_gate(&m->v);
+	MCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, outstanding %d)",
+	       injected ? "injected" : "withheld", (unsigned long long)m->ref_unconsumed,
+	       m->ref_outstanding);
+	if (injected) {
+		m->ref_outstanding = true;
+		m->ref_nmis++;
+		m->nmi_queued++;
+	}
+	process_nmi(m);
+	if (!m->nmi_masked && m->nmi_pending)
+		deliver_nmi(m);
+}
+
+static void step(struct model *m)
+{
+	int total = m->p.p_sample + m->p.p_foreign + m->p.p_progress + m->p.p_iret +
+		    m->p.p_sched + m->p.p_exit + m->p.p_drop;
+	int r = (int)(rnd(m) % total);
+
+	if ((r -= m->p.p_sample) < 0) {
+		/* Samples are of guest code: only while the vCPU runs. */
+		if (m->running) {
+			sample(m);
+			entry(m);
+		}
+	} else if ((r -= m->p.p_foreign) < 0) {
+		m->foreign_work++;
+		m->foreign_raised++;
+		m->nmi_queued++;
+		entry(m);		/* the kick makes the vCPU exit */
+	} else if ((r -= m->p.p_progress) < 0) {
+		if (m->running && !m->nmi_masked) {
+			m->progress_since_nmi = true;
+			if (m->want_register && !m->nmi_pending && !m->nmi_queued)
+				do_register(m);
+		}
+	} else if ((r -= m->p.p_iret) < 0) {
+		if (m->running && m->nmi_masked) {
+			m->nmi_masked = false;
+			/* A pending NMI is taken right after IRET, at the same RIP. */
+			if (m->nmi_pending)
+				deliver_nmi(m);
+		}
+	} else if ((r -= m->p.p_sched) < 0) {
+		m->running = !m->running;
+		entry(m);
+	} else if ((r -= m->p.p_exit) < 0) {
+		entry(m);
+	} else if (m->v.registered) {
+		host_drop(m);
+	}
+	check_books(m);
+}
+
+/* Stop the sources and let the protocol settle: nothing may stay stuck. */
+static void settle(struct model *m)
+{
+	int i;
+
+	m->running = true;
+	m->p.p_drain = 100;
+	for (i = 0; i < 1000; i++) {
+		if (m->want_register && !m->nmi_masked && !m->nmi_pending)
+			do_register(m);
+		entry(m);
+		if (m->nmi_masked) {
+			m->nmi_masked = false;
+			if (m->nmi_pending)
+				deliver_nmi(m);
+		}
+		m->progress_since_nmi = true;
+		check_books(m);
+		if (!m->ref_unconsumed && !m->ref_in_ring && !m->nmi_pending &&
+		    !m->nmi_queued && !m->nmi_masked && !m->foreign_work &&
+		    !m->want_register)
+			break;
+	}
+	MCHECK(m, i < 1000, "protocol did not settle: %llu unconsumed, %u NMIs pending",
+	       (unsigned long long)m->ref_unconsumed, m->nmi_pending);
+	MCHECK(m, m->foreign_handled == m->foreign_raised, "foreign NMI work lost");
+}
+
+static void check_stream(struct model *m)
+{
+	struct pvprof_st_iter it;
+	struct pvprof_st_view sv;
+	__u64 callchains = 0, losses[PVPROF_LOSS_NR] = { 0 };
+	unsigned int i;
+
+	pvprof_st_iter_init(&it, m->v.stream, m->v.stream_len);
+	while (pvprof_st_iter_next(&it, &sv) == PVPROF_ST_OK) {
+		if (sv.hdr.type == PVPROF_ST_LOSS)
+			losses[sv.u.loss.reason] += sv.u.loss.count;
+		else if (sv.hdr.type == PVPROF_ST_CALLCHAIN)
+			callchains++;
+	}
+	MCHECK(m, it.status == PVPROF_ST_OK, "stream decode: %s",
+	       pvprof_st_status_name(it.status));
+	MCHECK(m, callchains == m->v.acct.callchains, "stream has %llu callchains, host %llu",
+	       (unsigned long long)callchains, (unsigned long long)m->v.acct.callchains);
+	for (i = 0; i < PVPROF_LOSS_NR; i++)
+		MCHECK(m, losses[i] == m->v.acct.losses[i], "stream reports %llu %s, host %llu",
+		       (unsigned long long)losses[i], pvprof_loss_name(i),
+		       (unsigned long long)m->v.acct.losses[i]);
+}
+
+static void run_model(struct params p)
+{
+	static const __u32 sizes[] = { 8192, 16384, 32768, 65536 };
+	struct model *m = calloc(1, sizeof(*m));
+	const struct pvprof_vcpu_acct *a;
+	int drain;
+
+	ck_assert_ptr_nonnull(m);
+	m->p = p;
+	m->rng = p.seed * 0x9e3779b97f4a7c15ULL + 1;
+	if (!m->p.size)
+		m->p.size = sizes[rnd(m) % 4];
+	if (!m->p.p_drain)
+		m->p.p_drain = 20 + rnd(m) % 81;
+	if (p.randomize) {
+		m->p.p_iret = 1 + rnd(m) % 30;
+		m->p.p_foreign = rnd(m) % 30;
+		m->p.p_sched = rnd(m) % 8;
+		m->p.p_drop = rnd(m) % 3 == 0;
+	}
+	drain = m->p.p_drain;
+	m->ip_of_seq = calloc(MAX_SEQ, sizeof(*m->ip_of_seq));
+	ck_assert_ptr_nonnull(m->ip_of_seq);
+	m->running = true;
+	sim_init(&m->v, 0);
+	do_register(m);
+
+	for (m->step = 0; m->step < p.steps; m->step++)
+		step(m);
+	settle(m);
+	host_drop(m);
+	m->want_register = false;
+	check_books(m);
+
+	a = &m->v.acct;
+	MCHECK(m, a->notices == a->callchains + a->losses[PVPROF_LOSS_STALE] +
+	       a->losses[PVPROF_LOSS_UNANSWERED], "drained books do not balance");
+	MCHECK(m, a->losses[PVPROF_LOSS_UNANSWERED] == m->ref_unanswered_closed,
+	       "unanswered %llu, reference %llu",
+	       (unsigned long long)a->losses[PVPROF_LOSS_UNANSWERED],
+	       (unsigned long long)m->ref_unanswered_closed);
+	check_stream(m);
+	/* The run must have exercised what it claims to test. */
+	MCHECK(m, a->notices > 100 && a->callchains > 50, "too little traffic");
+	MCHECK(m, m->foreign_raised == 0 || m->foreign_handled == m->foreign_raised,
+	       "foreign NMI work lost");
+
+	printf("  seed %-4llu size %5u drain %3d%% iret %2d foreign %2d: samples %llu notices %llu callchains %llu "
+	       "stale %llu unanswered %llu ring_full %llu unregistered %llu nmis %llu "
+	       "delivered %llu foreign %llu swallowed %llu\n",
+	       (unsigned long long)p.seed, m->p.size, drain, m->p.p_iret, m->p.p_foreign,
+	       (unsigned long long)a->samples, (unsigned long long)a->notices,
+	       (unsigned long long)a->callchains,
+	       (unsigned long long)a->losses[PVPROF_LOSS_STALE],
+	       (unsigned long long)a->losses[PVPROF_LOSS_UNANSWERED],
+	       (unsigned long long)a->losses[PVPROF_LOSS_NOTICE_RING_FULL],
+	       (unsigned long long)a->losses[PVPROF_LOSS_UNREGISTERED],
+	       (unsigned long long)a->nmis, (unsigned long long)m->nmis_delivered,
+	       (unsigned long long)m->foreign_raised, (unsigned long long)m->swallowed);
+	fflush(stdout);
+	free(m->ip_of_seq);
+	sim_free(&m->v);
+	free(m);
+}
+
+static struct params base_params(__u64 seed)
+{
+	struct params p = {
+		.seed = seed, .steps = 20000, .p_sample = 30, .p_foreign = 8,
+		.p_progress = 30, .p_iret = 20, .p_sched = 2, .p_exit = 10,
+	};
+
+	return p;
+}
+
+START_TEST(model_random_seeds)
+{
+	struct params p = base_params(1000 + (__u64)_i);
+
+	p.randomize = true;
+	run_model(p);
+}
+END_TEST
+
+START_TEST(model_long_handlers_fill_the_ring)
+{
+	/* IRET rarely: samples pile up while the guest sits in its handler. */
+	struct params p = base_params(7);
+
+	p.p_iret = 1;
+	p.p_sample = 60;
+
+	run_model(p);
+}
+END_TEST
+
+START_TEST(model_foreign_nmi_storm)
+{
+	struct params p = base_params(11);
+
+	p.p_foreign = 60;
+
+	run_model(p);
+}
+END_TEST
+
+START_TEST(model_small_record_ring_slow_host)
+{
+	struct params p = base_params(13);
+
+	p.size = 8192;
+	p.p_drain = 5;
+	p.p_iret = 40;
+
+	run_model(p);
+}
+END_TEST
+
+START_TEST(model_guest_often_descheduled)
+{
+	struct params p = base_params(17);
+
+	p.p_sched = 25;
+
+	run_model(p);
+}
+END_TEST
+
+START_TEST(model_host_drops_registration)
+{
+	struct params p = base_params(19);
+
+	p.p_drop = 1;
+
+	run_model(p);
+}
+END_TEST
+
+#define MODEL_SEEDS	8
+
+Suite *model_suite(void)
+{
+	Suite *s = suite_create("model");
+	static char names[MODEL_SEEDS][32];
+	int i;
+
+	for (i = 0; i < MODEL_SEEDS; i++) {
+		TCase *tc;
+
+		snprintf(names[i], sizeof(names[i]), "model_seed_%d", 1000 + i);
+		tc = tcase_create(names[i]);
+		tcase_set_timeout(tc, 120);
+		tcase_add_loop_test(tc, model_random_seeds, i, i + 1);
+		suite_add_tcase(s, tc);
+	}
+	PVPROF_ADD_TEST(s, model_long_handlers_fill_the_ring);
+	PVPROF_ADD_TEST(s, model_foreign_nmi_storm);
+	PVPROF_ADD_TEST(s, model_small_record_ring_slow_host);
+	PVPROF_ADD_TEST(s, model_guest_often_descheduled);
+	PVPROF_ADD_TEST(s, model_host_drops_registration);
+	return s;
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The guest's NMI logic against the host logic, through one shared buffer.
+ */
+#include "runner.h"
+#include "sim.h"
+
+static struct sim_vcpu v;
+static struct sim_context kctx = { .user = false, .depth = 4, .time_ns = 77 };
+
+static void setup(__u32 size)
+{
+	sim_init(&v, 0);
+	ck_assert_int_eq(sim_register(&v, size, 0), 0);
+}
+
+static void teardown(void)
+{
+	sim_free(&v);
+}
+
+static struct pvprof_buf_header *h(void)
+{
+	return (struct pvprof_buf_header *)v.buf;
+}
+
+static void assert_balanced(void)
+{
+	ck_assert_uint_eq(v.acct.samples,
+			  v.acct.notices + pvprof_acct_sample_losses(&v.acct));
+	ck_assert_uint_eq(v.acct.notices, pvprof_acct_notice_outcomes(&v.acct) +
+			  pvprof_host_outstanding(&v.ring));
+}
+
+START_TEST(guest_register_writes_identity)
+{
+	setup(32768);
+	ck_assert_uint_eq(h()->magic, PVPROF_BUF_MAGIC);
+	ck_assert_uint_ne(h()->cookie, 0);
+	ck_assert_uint_eq(h()->size, 32768);
+	ck_assert_uint_eq(h()->max_depth, PVPROF_MAX_DEPTH);
+	ck_assert_uint_eq(h()->state, PVPROF_STATE_ACTIVE);
+	/* Registering a buffer that was not zeroed fails. */
+	h()->record_head = 1;
+	ck_assert(!pvprof_host_header_clean(h()));
+	teardown();
+}
+END_TEST
+
+START_TEST(guest_nmi_not_ours)
+{
+	struct pvprof_nmi_result res;
+	__u8 before[PVPROF_BUF_MIN_SIZE];
+
+	setup(8192);
+	memcpy(before, v.buf, sizeof(before));
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_NOT_OURS);
+	ck_assert_uint_eq(res.consumed, 0);
+	/* A foreign NMI leaves the buffer untouched, statistics included. */
+	ck_assert_mem_eq(before, v.buf, sizeof(before));
+	teardown();
+}
+END_TEST
+
+START_TEST(guest_nmi_garbage_head)
+{
+	struct pvprof_nmi_result res;
+
+	setup(8192);
+	h()->notice_head = 33;		/* more than the ring holds */
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_GARBAGE);
+	ck_assert_uint_eq(h()->notice_tail, 33);
+	ck_assert_uint_eq(h()->guest_errors, 1);
+	ck_assert_uint_eq(h()->guest_nmis_claimed, 0);
+	ck_assert_uint_eq(h()->record_head, 0);
+	h()->notice_head = 10;		/* behind the tail now */
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_GARBAGE);
+	ck_assert_uint_eq(h()->notice_tail, 10);
+	teardown();
+}
+END_TEST
+
+START_TEST(guest_nmi_newest_callchain_older_stale)
+{
+	struct pvprof_nmi_result res;
+	struct pvprof_st_iter it;
+	struct pvprof_st_view sv;
+	int callchains = 0;
+
+	setup(16384);
+	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
+	ck_assert(sim_host_nmi_gate(&v));
+	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
+	ck_assert(sim_host_sample(&v, KADDR(0x300), 0));
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	ck_assert_uint_eq(res.consumed, 3);
+	ck_assert_uint_eq(res.callchains, 1);
+	ck_assert_uint_eq(res.stale, 2);
+	ck_assert_uint_eq(res.dropped, 0);
+	ck_assert_uint_eq(h()->notice_tail, 3);
+	ck_assert_uint_eq(h()->record_head, 3);
+	ck_assert_uint_eq(h()->guest_nmis_claimed, 1);
+	ck_assert_uint_eq(h()->guest_records, 1);
+	ck_assert_uint_eq(h()->guest_stale, 2);
+	/* Nothing new: the next NMI is somebody else's. */
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_NOT_OURS);
+
+	ck_assert_uint_eq(sim_host_drain(&v), 3);
+	ck_assert_uint_eq(h()->record_tail, 3);
+	ck_assert_uint_eq(v.acct.callchains, 1);
+	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_STALE], 2);
+	ck_assert_uint_eq(pvprof_host_outstanding(&v.ring), 0);
+	assert_balanced();
+
+	/* The stream holds the newest, with the host's facts and the guest's stack. */
+	pvprof_st_iter_init(&it, v.stream, v.stream_len);
+	while (pvprof_st_iter_next(&it, &sv) == PVPROF_ST_OK) {
+		if (sv.hdr.type != PVPROF_ST_CALLCHAIN)
+			continue;
+		callchains++;
+		ck_assert_uint_eq(sv.u.callchain.rec.seq, 3);
+		ck_assert_uint_eq(sv.u.callchain.notice_ip, KADDR(0x300));
+		ck_assert_uint_eq(sv.nr_frames, 4);
+		ck_assert_uint_eq(pvprof_st_frame(&sv, 0), KADDR(0x300));
+		ck_assert_uint_eq(sv.u.callchain.rec.flags & PVPROF_REC_F_SKEWED, 0);
+	}
+	ck_assert_int_eq(it.status, PVPROF_ST_OK);
+	ck_assert_int_eq(callchains, 1);
+	teardown();
+}
+END_TEST
+
+START_TEST(guest_nmi_record_ring_full)
+{
+	struct pvprof_nmi_result res;
+	int i;
+
+	setup(8192);		/* 4 record slots */
+	for (i = 0; i < 6; i++)
+		ck_assert(sim_host_sample(&v, KADDR(i), 0));
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	/* The newest four are answered, the two oldest dropped. */
+	ck_assert_uint_eq(res.consumed, 6);
+	ck_assert_uint_eq(res.dropped, 2);
+	ck_assert_uint_eq(res.stale, 3);
+	ck_assert_uint_eq(h()->guest_errors, 2);
+	ck_assert_uint_eq(h()->record_head, 4);
+	/* Full record ring, host not drained: the next notice is dropped too. */
+	ck_assert(sim_host_sample(&v, KADDR(7), 0));
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	ck_assert_uint_eq(res.dropped, 1);
+	ck_assert_uint_eq(h()->record_head, 4);
+
+	ck_assert_uint_eq(sim_host_drain(&v), 4);
+	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_UNANSWERED], 2);
+	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_STALE], 3);
+	ck_assert_uint_eq(v.acct.callchains, 1);
+	sim_host_unregister(&v);
+	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_UNANSWERED], 3);
+	assert_balanced();
+	teardown();
+}
+END_TEST
+
+START_TEST(guest_nmi_bad_record_tail)
+{
+	struct pvprof_nmi_result res;
+
+	setup(8192);
+	ck_assert(sim_host_sample(&v, KADDR(1), 0));
+	h()->record_tail = 100;		/* the host's index, corrupted */
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	ck_assert_uint_eq(res.dropped, 1);
+	ck_assert_uint_eq(h()->record_head, 0);
+	ck_assert_uint_eq(h()->notice_tail, 1);
+	ck_assert_uint_eq(h()->guest_errors, 2);
+	teardown();
+}
+END_TEST
+
+START_TEST(guest_capture_clamped_to_max_depth)
+{
+	struct sim_context deep = { .user = true, .depth = 200 };
+	struct pvprof_nmi_result res;
+
+	sim_init(&v, 0);
+	ck_assert_int_eq(sim_register(&v, 8192, 10), 0);
+	ck_assert(sim_host_sample(&v, UADDR(0x40), 3));
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &deep, &res),
+			 PVPROF_NMI_CLAIMED);
+	ck_assert_uint_eq(sim_host_drain(&v), 1);
+	ck_assert_uint_eq(v.acct.callchains, 1);
+	ck_assert_uint_eq(v.acct.rejects[PVPROF_REJ_TOO_DEEP], 0);
+	teardown();
+}
+END_TEST
+
+START_TEST(guest_reboot_zeroes_buffer)
+{
+	setup(8192);
+	ck_assert(sim_host_sample(&v, KADDR(1), 0));
+	memset(v.buf, 0, v.size);	/* the guest rebooted */
+	ck_assert(!sim_host_sample(&v, KADDR(2), 0));
+	ck_assert(!v.registered);
+	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_BUFFER_GONE], 1);
+	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_UNANSWERED], 1);
+	/* Nothing written after the drop. */
+	ck_assert(!sim_host_sample(&v, KADDR(3), 0));
+	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_UNREGISTERED], 1);
+	ck_assert_uint_eq(((struct pvprof_buf_header *)v.buf)->notice_head, 0);
+	assert_balanced();
+	teardown();
+}
+END_TEST
+
+Suite *guest_suite(void)
+{
+	Suite *s = suite_create("guest");
+
+	PVPROF_ADD_TEST(s, guest_register_writes_identity);
+	PVPROF_ADD_TEST(s, guest_nmi_not_ours);
+	PVPROF_ADD_TEST(s, guest_nmi_garbage_head);
+	PVPROF_ADD_TEST(s, guest_nmi_newest_callchain_older_stale);
+	PVPROF_ADD_TEST(s, guest_nmi_record_ring_full);
+	PVPROF_ADD_TEST(s, guest_nmi_bad_record_tail);
+	PVPROF_ADD_TEST(s, guest_capture_clamped_to_max_depth);
+	PVPROF_ADD_TEST(s, guest_reboot_zeroes_buffer);
+	return s;
+}

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The host's record validator: every rule broken by one malformed record,
+ * rejected with its own reason and counted.
+ */
+#include "runner.h"
+#include "test_util.h"
+
+#define COOKIE	0xc00c1eULL
+
+/*
+ * A registration with notices 1..6 written and 1..2 resolved: seq 3..6
+ * are answerable.
+ */
+static struct pvprof_host_ring ring;
+static struct pvprof_vcpu_acct acct;
+
+static void setup(__u32 max_depth)
+{
+	struct pvprof_sample s = { .ip = KADDR(0) };
+	struct pvprof_notice n;
+	__u32 off, i;
+
+	memset(&acct, 0, sizeof(acct));
+	ck_assert_int_eq(pvprof_host_ring_init(&ring, 16384, max_depth, COOKIE), 0);
+	for (i = 0; i < 6; i++) {
+		ck_assert(pvprof_host_notice_prepare(&ring, &acct, ring.notice_head,
+						     &s, &n, &off));
+		pvprof_host_notice_publish(&ring, &acct);
+	}
+	pvprof_host_unregister(&ring, &acct);	/* resolve all, then reopen 3..6 */
+	ring.resolved_seq = 2;
+	memset(&acct, 0, sizeof(acct));
+	acct.samples = acct.notices = 6;
+	acct.losses[PVPROF_LOSS_UNANSWERED] = 2;
+}
+
+static void expect(struct test_slot *slot, __u32 len, enum pvprof_reject want)
+{
+	struct pvprof_record_limits lim = {
+		.max_depth = ring.max_depth,
+		.answered_seq = ring.resolved_seq,
+		.notice_head = ring.notice_head,
+	};
+	enum pvprof_reject got = pvprof_record_validate(slot, len, &lim);
+	__u64 invalid = acct.losses[PVPROF_LOSS_INVALID];
+
+	ck_assert_msg(got == want, "validator said %s, expected %s",
+		      pvprof_reject_name(got), pvprof_reject_name(want));
+	got = pvprof_host_record(&ring, &acct, slot, len);
+	ck_assert_int_eq(got, want);
+	if (want != PVPROF_REJ_NONE) {
+		ck_assert_uint_eq(acct.rejects[want], 1);
+		ck_assert_uint_eq(acct.losses[PVPROF_LOSS_INVALID], invalid + 1);
+	}
+	ck_assert_uint_eq(acct.notices, pvprof_acct_notice_outcomes(&acct) +
+			  pvprof_host_outstanding(&ring));
+}
+
+START_TEST(validate_accepts_kernel_context)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 5, 4);	/* a syscall: kernel then user */
+	slot.rec.flags |= PVPROF_REC_F_SKEWED | PVPROF_REC_F_TRUNCATED;
+	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
+	ck_assert_uint_eq(acct.callchains, 1);
+}
+END_TEST
+
+START_TEST(validate_accepts_user_context)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 6, 0, PVPROF_MAX_DEPTH);
+	slot.rec.flags = PVPROF_REC_F_USER | PVPROF_REC_F_COMPAT;
+	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
+	ck_assert_uint_eq(acct.callchains, 1);
+	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_UNANSWERED], 2 + 3);
+}
+END_TEST
+
+START_TEST(validate_accepts_stale_and_kthread)
+{
+	struct test_slot slot;
+
+	setup(0);
+	memset(&slot, 0, sizeof(slot));
+	pvprof_record_init(&slot.rec, 3, PVPROF_REC_F_STALE);
+	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
+	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_STALE], 1);
+	test_kernel_record(&slot, 4, 1, 0);
+	slot.rec.flags = PVPROF_REC_F_KTHREAD;
+	/* Exactly the record's bytes copied is enough. */
+	expect(&slot, slot.rec.size, PVPROF_REJ_NONE);
+}
+END_TEST
+
+START_TEST(reject_short_copy)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 1, 0);
+	expect(&slot, sizeof(struct pvprof_record) - 1, PVPROF_REJ_SHORT_COPY);
+}
+END_TEST
+
+START_TEST(reject_size_small)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 0, 0);
+	slot.rec.size = 39;
+	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_SMALL);
+}
+END_TEST
+
+START_TEST(reject_size_large)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 1, 0);
+	slot.rec.size = PVPROF_RECORD_SLOT_SIZE + 8;
+	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_LARGE);
+	/* Larger than what was copied, though within a slot. */
+	setup(0);
+	test_kernel_record(&slot, 3, 4, 0);
+	expect(&slot, slot.rec.size - 8, PVPROF_REJ_SIZE_LARGE);
+}
+END_TEST
+
+START_TEST(reject_size_mismatch)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 2, 1);
+	slot.rec.size += 8;
+	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_MISMATCH);
+	/* Counts that would wrap a 16-bit size. */
+	setup(0);
+	test_kernel_record(&slot, 3, 1, 0);
+	slot.rec.nr_user = 0x2000;
+	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_MISMATCH);
+}
+END_TEST
+
+START_TEST(reject_too_deep)
+{
+	struct test_slot slot;
+
+	setup(8);		/* the host published max_depth 8 */
+	test_kernel_record(&slot, 3, 6, 3);
+	expect(&slot, sizeof(slot), PVPROF_REJ_TOO_DEEP);
+	setup(8);
+	test_kernel_record(&slot, 3, 6, 2);
+	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
+}
+END_TEST
+
+START_TEST(reject_reserved)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 1, 0);
+	slot.rec.reserved0 = 0x8000;
+	expect(&slot, sizeof(slot), PVPROF_REJ_RESERVED);
+}
+END_TEST
+
+START_TEST(reject_unknown_flags)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 1, 0);
+	slot.rec.flags = PVPROF_REC_F_ALL + 1;
+	expect(&slot, sizeof(slot), PVPROF_REJ_FLAGS);
+}
+END_TEST
+
+START_TEST(reject_stale_with_frames)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 1, 0);
+	slot.rec.flags = PVPROF_REC_F_STALE;
+	expect(&slot, sizeof(slot), PVPROF_REJ_STALE_FRAMES);
+}
+END_TEST
+
+START_TEST(reject_context_mismatch)
+{
+	static const struct {
+		__u32 flags, nr_kernel, nr_user;
+	} bad[] = {
+		{ PVPROF_REC_F_USER, 1, 1 },	/* user context with kernel frames */
+		{ PVPROF_REC_F_USER, 0, 0 },	/* user context without its IP */
+		{ 0, 0, 2 },			/* kernel context without its IP */
+		{ PVPROF_REC_F_KTHREAD, 2, 1 },	/* kernel thread with a user stack */
+		{ PVPROF_REC_F_KTHREAD | PVPROF_REC_F_USER, 0, 1 },
+	};
+	struct test_slot slot;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setup(0);
+		test_kernel_record(&slot, 3, bad[i].nr_kernel, bad[i].nr_user);
+		slot.rec.flags = bad[i].flags;
+		expect(&slot, sizeof(slot), PVPROF_REJ_CONTEXT);
+	}
+}
+END_TEST
+
+START_TEST(reject_seq_old)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 2, 1, 0);	/* already resolved */
+	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_OLD);
+	setup(0);
+	test_kernel_record(&slot, 0, 1, 0);	/* seq starts at 1 */
+	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_OLD);
+	/* A duplicate of an accepted answer. */
+	setup(0);
+	test_kernel_record(&slot, 4, 1, 0);
+	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
+	memset(acct.rejects, 0, sizeof(acct.rejects));
+	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_OLD);
+}
+END_TEST
+
+START_TEST(reject_seq_future)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 7, 1, 0);	/* notice 7 not written */
+	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_FUTURE);
+	setup(0);
+	test_kernel_record(&slot, ~0ULL, 1, 0);
+	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_FUTURE);
+}
+END_TEST
+
+START_TEST(reject_kernel_frame_range)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 3, 1);
+	slot.rec.frames[2] = PVPROF_KERNEL_HALF_START - 8;
+	expect(&slot, sizeof(slot), PVPROF_REJ_KERNEL_FRAME);
+}
+END_TEST
+
+START_TEST(reject_user_frame_range)
+{
+	struct test_slot slot;
+
+	setup(0);
+	test_kernel_record(&slot, 3, 0, 3);
+	slot.rec.flags = PVPROF_REC_F_USER;
+	slot.rec.frames[2] = PVPROF_USER_HALF_END;	/* non-canonical */
+	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
+	setup(0);
+	test_kernel_record(&slot, 3, 1, 1);
+	slot.rec.frames[1] = KADDR(0);		/* a kernel address as user frame */
+	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
+}
+END_TEST
+
+START_TEST(reject_names_distinct)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < PVPROF_REJ_NR; i++) {
+		ck_assert_str_ne(pvprof_reject_name(i), "unknown");
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(pvprof_reject_name(i), pvprof_reject_name(j));
+	}
+	ck_assert_str_eq(pvprof_reject_name(PVPROF_REJ_NR), "unknown");
+	ck_assert_str_eq(pvprof_reject_name((enum pvprof_reject)-1), "unknown");
+}
+END_TEST
+
+START_TEST(record_finish_clamps)
+{
+	struct test_slot slot;
+
+	memset(&slot, 0, sizeof(slot));
+	pvprof_record_init(&slot.rec, 9, 0);
+	slot.rec.nr_kernel = 10;
+	slot.rec.nr_user = 10;
+	slot.rec.flags |= 0x80000000U;
+	pvprof_record_finish(&slot.rec, 16);
+	ck_assert_uint_eq(slot.rec.nr_kernel, 10);
+	ck_assert_uint_eq(slot.rec.nr_user, 6);
+	ck_assert_uint_eq(slot.rec.size, 40 + 8 * 16);
+	ck_assert_uint_eq(slot.rec.flags, PVPROF_REC_F_TRUNCATED);
+
+	slot.rec.nr_kernel = 200;
+	slot.rec.nr_user = 3;
+	slot.rec.flags = 0;
+	pvprof_record_finish(&slot.rec, 1000);	/* never above the ABI maximum */
+	ck_assert_uint_eq(slot.rec.nr_kernel, PVPROF_MAX_DEPTH);
+	ck_assert_uint_eq(slot.rec.nr_user, 0);
+	ck_assert_uint_eq(slot.rec.size, pvprof_record_bytes(PVPROF_MAX_DEPTH));
+	ck_assert(slot.rec.flags & PVPROF_REC_F_TRUNCATED);
+}
+END_TEST
+
+Suite *record_suite(void)
+{
+	Suite *s = suite_create("record");
+
+	PVPROF_ADD_TEST(s, validate_accepts_kernel_context);
+	PVPROF_ADD_TEST(s, validate_accepts_user_context);
+	PVPROF_ADD_TEST(s, validate_accepts_stale_and_kthread);
+	PVPROF_ADD_TEST(s, reject_short_copy);
+	PVPROF_ADD_TEST(s, reject_size_small);
+	PVPROF_ADD_TEST(s, reject_size_large);
+	PVPROF_ADD_TEST(s, reject_size_mismatch);
+	PVPROF_ADD_TEST(s, reject_too_deep);
+	PVPROF_ADD_TEST(s, reject_reserved);
+	PVPROF_ADD_TEST(s, reject_unknown_flags);
+	PVPROF_ADD_TEST(s, reject_stale_with_frames);
+	PVPROF_ADD_TEST(s, reject_context_mismatch);
+	PVPROF_ADD_TEST(s, reject_seq_old);
+	PVPROF_ADD_TEST(s, reject_seq_future);
+	PVPROF_ADD_TEST(s, reject_kernel_frame_range);
+	PVPROF_ADD_TEST(s, reject_user_frame_range);
+	PVPROF_ADD_TEST(s, reject_names_distinct);
+	PVPROF_ADD_TEST(s, record_finish_clamps);
+	return s;
+}
