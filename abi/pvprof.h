@@ -42,6 +42,8 @@
  *   bits  0..15  ABI version the host will use (min of host and guest)
  *   bits 16..47  PVPROF_FEAT_* bits
  *   bits 48..63  zero
+ * Feature bit 15 (result bit 31) is never assigned, so that a result cut to
+ * 32 bits outside 64-bit mode is never mistaken for a negative error.
  */
 #define PVPROF_PROBE_VERSION(r)		((__u32)((r) & 0xffff))
 #define PVPROF_PROBE_FEATURES(r)	((__u32)(((r) >> 16) & 0xffffffff))
@@ -213,6 +215,7 @@ struct pvprof_record {
 
 #define PVPROF_SIDEBAND_VERSION		1
 #define PVPROF_SIDEBAND_MAX_SIZE	4096U	/* one hypercall, one page */
+#define PVPROF_SIDEBAND_DEFAULT_RATE	262144U	/* bytes/s per VM the host accepts */
 
 /* Sideband types. Payloads are provisional until the agent exists. */
 #define PVPROF_SB_KERNEL		1	/* kernel identity, KASLR base */

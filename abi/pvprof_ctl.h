@@ -73,9 +73,9 @@ struct pvprof_ctl_expose {
 #define PVPROF_LOSS_NESTED		4	/* vCPU was running its own nested guest */
 #define PVPROF_LOSS_SMM			5	/* vCPU was in SMM */
 #define PVPROF_LOSS_STALE		6	/* guest answered without a stack */
-#define PVPROF_LOSS_INVALID		7	/* record failed validation */
+#define PVPROF_LOSS_INVALID		7	/* notice resolved by a record that failed validation */
 #define PVPROF_LOSS_BUFFER_GONE		8	/* magic/cookie mismatch, registration dropped */
-#define PVPROF_LOSS_UNANSWERED		9	/* notice outstanding at unregister/disable */
+#define PVPROF_LOSS_UNANSWERED		9	/* skipped by the guest, or still open when the registration ended */
 #define PVPROF_LOSS_STREAM_OVERFLOW	10	/* stream buffer full */
 #define PVPROF_LOSS_SLOT_BUSY		11	/* a sample was already pending on this vCPU */
 #define PVPROF_LOSS_NR			12
@@ -114,7 +114,8 @@ struct pvprof_ctl_status {
 	__u64 sample_freq;		/* out: Hz, 0 when period-based */
 	__u64 vcpus;			/* in: user pointer to pvprof_vcpu_status[] */
 	__u64 losses[PVPROF_LOSS_NR];	/* out: VM totals by reason */
-	__u64 reserved0[2];
+	__u64 sideband_bytes;		/* out: sideband bytes accepted */
+	__u64 sideband_refused;		/* out: SIDEBAND calls refused (rate, size, framing) */
 };
 
 #define PVPROF_CTL_ENABLE	_IOW(PVPROF_KVMIO, 0xf0, struct pvprof_ctl_enable)
@@ -239,6 +240,8 @@ PVPROF_CHECK_OFFSET(pvprof_ctl_status, sample_period, 16);
 PVPROF_CHECK_OFFSET(pvprof_ctl_status, sample_freq, 24);
 PVPROF_CHECK_OFFSET(pvprof_ctl_status, vcpus, 32);
 PVPROF_CHECK_OFFSET(pvprof_ctl_status, losses, 40);
+PVPROF_CHECK_OFFSET(pvprof_ctl_status, sideband_bytes, 40 + 8 * PVPROF_LOSS_NR);
+PVPROF_CHECK_OFFSET(pvprof_ctl_status, sideband_refused, 48 + 8 * PVPROF_LOSS_NR);
 
 PVPROF_CHECK_SIZE(pvprof_stream_hdr, 24);
 PVPROF_CHECK_OFFSET(pvprof_stream_hdr, type, 0);
