@@ -42,6 +42,7 @@ check: deps
 	@scripts/summarize-results.sh $(O)/results
 
 check-unit:
+	$(MAKE) -C spec run
 	$(MAKE) -C tests/unit run
 	$(MAKE) -C tests/fuzz smoke
 

@@ -7,8 +7,8 @@
    value" and every table row "``PVPROF_X``  value" names the header's value
    (for flag bits, the value or its bit number).
 3. Every struct of the headers is quoted somewhere.
-4. The document parses as reStructuredText without warnings (when docutils
-   is installed).
+4. The document parses as reStructuredText without warnings (docutils is
+   required: Debian's python3-docutils).
 
 Constant values come from compiling the headers, so derived constants
 (PVPROF_BUF_MIN_SIZE, ioctl numbers) are checked too.  Prints one line per
@@ -126,7 +126,7 @@ def check_rst():
         import docutils.core
         import docutils.utils
     except ImportError:
-        print('docutils not installed: reStructuredText check not run')
+        report(False, 'pvprof.rst parses', 'docutils missing (apt-get install python3-docutils)')
         return
     from io import StringIO
     err = StringIO()
