@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the host's validation of a guest-written record slot.
+ *
+ * Input: 4 bytes of host state (max_depth, answered seq, notices written
+ * beyond it), then the bytes the host copied from the slot.  The copy is
+ * handed over in a buffer of exactly that length, so AddressSanitizer
+ * catches any read past it.  Whatever the validator accepts must keep the
+ * books balanced and survive a stream round trip unchanged.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/host.h"
+#include "core/stream.h"
+
+#define FUZZ_CHECK(cond)	do { if (!(cond)) abort(); } while (0)
+
+static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof_record *rec)
+{
+	static __u8 st[PVPROF_STREAM_MAX_RECORD];
+	const struct pvprof_notice_facts *f = pvprof_host_notice_facts(r, rec->seq);
+	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user, i, len;
+	struct pvprof_st_view v;
+
+	FUZZ_CHECK(rec->size == 40 + 8 * nr && nr <= r->max_depth);
+	FUZZ_CHECK(rec->seq == r->resolved_seq && rec->seq <= r->notice_head);
+	for (i = 0; i < nr; i++)
+		FUZZ_CHECK(i < rec->nr_kernel ? rec->frames[i] >= PVPROF_KERNEL_HALF_START :
+			   rec->frames[i] < PVPROF_USER_HALF_END);
+
+	len = pvprof_st_put_callchain(st, sizeof(st), 1, 2, f, rec);
+	FUZZ_CHECK(len == sizeof(struct pvprof_st_callchain) + 8 * nr);
+	FUZZ_CHECK(pvprof_st_decode(st, len, &v) == PVPROF_ST_OK);
+	FUZZ_CHECK(v.nr_frames == nr);
+	FUZZ_CHECK(!memcmp(&v.u.callchain.rec, rec, sizeof(*rec)));
+	for (i = 0; i < nr; i++)
+		FUZZ_CHECK(pvprof_st_frame(&v, i) == rec->frames[i]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pvprof_host_ring r;
+	struct pvprof_vcpu_acct acct;
+	enum pvprof_reject reason;
+	__u64 answered, head;
+	__u32 len;
+	void *copy;
+
+	if (size < 4 || size - 4 > PVPROF_RECORD_SLOT_SIZE)
+		return 0;
+	if (pvprof_host_ring_init(&r, 16384, data[0], 0xf00d))
+		abort();
+	answered = data[1] | (__u64)data[2] << 8;
+	head = answered + data[3];
+	r.resolved_seq = answered;
+	r.notice_head = head;
+	memset(&acct, 0, sizeof(acct));
+	acct.notices = head;
+	acct.losses[PVPROF_LOSS_UNANSWERED] = answered;
+
+	len = (__u32)(size - 4);
+	copy = malloc(len ? len : 1);
+	FUZZ_CHECK(copy);
+	memcpy(copy, data + 4, len);
+
+	reason = pvprof_host_record(&r, &acct, copy, len);
+	FUZZ_CHECK((unsigned int)reason < PVPROF_REJ_NR);
+	FUZZ_CHECK(acct.notices == pvprof_acct_notice_outcomes(&acct) +
+		   pvprof_host_outstanding(&r));
+	FUZZ_CHECK(r.resolved_seq <= r.notice_head && r.record_tail == 1);
+	if (reason == PVPROF_REJ_NONE)
+		check_accepted(&r, copy);
+	else
+		FUZZ_CHECK(acct.rejects[reason] == 1);
+	free(copy);
+	return 0;
+}
