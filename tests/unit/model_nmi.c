@@ -289,8 +289,12 @@ static void check_new_callchains(struct model *m)
 	}
 }
 
-/* The vCPU thread before an entry: drain, gate, KVM's NMI processing. */
-static void entry(struct model *m)
+/*
+ * The vCPU thread before an entry, in the spec's order: drain, write the
+ * pending sample's notice, the NMI gate; then KVM's NMI processing and,
+ * when the guest can take one, delivery.
+ */
+static void entry(struct model *m, bool with_sample)
 {
 	bool want_nmi, injected;
 
@@ -308,6 +312,8 @@ static void entry(struct model *m)
 		m->ref_ring_callchains = 0;
 		check_new_callchains(m);
 	}
+	if (with_sample)
+		sample(m);
 	want_nmi = m->v.registered && m->ref_unconsumed && !m->ref_outstanding;
 	injected = sim_host_nmi_gate(&m->v);
 	MCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, outstanding %d)",
@@ -330,16 +336,13 @@ static void step(struct model *m)
 	int r = (int)(rnd(m) % total);
 
 	if ((r -= m->p.p_sample) < 0) {
-		/* Samples are of guest code: only while the vCPU runs. */
-		if (m->running) {
-			sample(m);
-			entry(m);
-		}
+		/* A sample of guest code: entry() does nothing unless the vCPU runs. */
+		entry(m, true);
 	} else if ((r -= m->p.p_foreign) < 0) {
 		m->foreign_work++;
 		m->foreign_raised++;
 		m->nmi_queued++;
-		entry(m);		/* the kick makes the vCPU exit */
+		entry(m, false);		/* the kick makes the vCPU exit */
 	} else if ((r -= m->p.p_progress) < 0) {
 		if (m->running && !m->nmi_masked) {
 			m->progress_since_nmi = true;
@@ -355,9 +358,9 @@ static void step(struct model *m)
 		}
 	} else if ((r -= m->p.p_sched) < 0) {
 		m->running = !m->running;
-		entry(m);
+		entry(m, false);
 	} else if ((r -= m->p.p_exit) < 0) {
-		entry(m);
+		entry(m, false);
 	} else if (m->v.registered) {
 		host_drop(m);
 	}
@@ -374,7 +377,7 @@ static void settle(struct model *m)
 	for (i = 0; i < 1000; i++) {
 		if (m->want_register && !m->nmi_masked && !m->nmi_pending)
 			do_register(m);
-		entry(m);
+		entry(m, false);
 		if (m->nmi_masked) {
 			m->nmi_masked = false;
 			if (m->nmi_pending)

@@ -115,6 +115,10 @@ __u32 sim_host_drain(struct sim_vcpu *v)
 
 	if (!v->registered)
 		return 0;
+	if (!identity_ok(v)) {
+		sim_host_unregister(v);
+		return 0;
+	}
 	n = pvprof_host_records_ready(&v->ring, &v->acct,
 				      pvprof_load_acquire(&hdr(v)->record_head));
 	for (i = 0; i < n; i++) {
