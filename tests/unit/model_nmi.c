@@ -36,6 +36,7 @@ struct params {
 	int p_drop;
 	int p_drain;		/* percent of entries that drain records */
 	bool randomize;		/* let the seed pick the weights too */
+	int hostile;		/* percent of steps the guest scribbles on its buffer */
 };
 
 struct model {
@@ -117,6 +118,13 @@ model_fail(const struct model *m, int line, const char *fmt, ...)
 			model_fail(m, __LINE__, __VA_ARGS__);		\
 	} while (0)
 
+/* Predictions of the reference model; a hostile guest voids them. */
+#define RCHECK(m, cond, ...)						\
+	do {								\
+		if (!(m)->p.hostile && !(cond))				\
+			model_fail(m, __LINE__, __VA_ARGS__);		\
+	} while (0)
+
 static void check_books(struct model *m)
 {
 	const struct pvprof_vcpu_acct *a = &m->v.acct;
@@ -130,19 +138,19 @@ static void check_books(struct model *m)
 	       "notices %llu != outcomes %llu + outstanding",
 	       (unsigned long long)a->notices,
 	       (unsigned long long)pvprof_acct_notice_outcomes(a));
-	MCHECK(m, a->samples == m->ref_samples, "samples %llu, reference %llu",
+	RCHECK(m, a->samples == m->ref_samples, "samples %llu, reference %llu",
 	       (unsigned long long)a->samples, (unsigned long long)m->ref_samples);
-	MCHECK(m, a->notices == m->ref_notices, "notices %llu, reference %llu",
+	RCHECK(m, a->notices == m->ref_notices, "notices %llu, reference %llu",
 	       (unsigned long long)a->notices, (unsigned long long)m->ref_notices);
-	MCHECK(m, a->losses[PVPROF_LOSS_NOTICE_RING_FULL] == m->ref_ring_full,
+	RCHECK(m, a->losses[PVPROF_LOSS_NOTICE_RING_FULL] == m->ref_ring_full,
 	       "ring-full losses differ from the reference");
-	MCHECK(m, a->losses[PVPROF_LOSS_UNREGISTERED] == m->ref_unregistered,
+	RCHECK(m, a->losses[PVPROF_LOSS_UNREGISTERED] == m->ref_unregistered,
 	       "unregistered losses differ from the reference");
-	MCHECK(m, a->callchains == m->ref_callchains, "callchains %llu, reference %llu",
+	RCHECK(m, a->callchains == m->ref_callchains, "callchains %llu, reference %llu",
 	       (unsigned long long)a->callchains, (unsigned long long)m->ref_callchains);
-	MCHECK(m, a->losses[PVPROF_LOSS_STALE] == m->ref_stale, "stale differs");
-	MCHECK(m, a->losses[PVPROF_LOSS_INVALID] == 0, "an honest guest's record was rejected");
-	MCHECK(m, a->nmis == m->ref_nmis, "NMIs injected %llu, reference %llu",
+	RCHECK(m, a->losses[PVPROF_LOSS_STALE] == m->ref_stale, "stale differs");
+	RCHECK(m, a->losses[PVPROF_LOSS_INVALID] == 0, "an honest guest's record was rejected");
+	RCHECK(m, a->nmis == m->ref_nmis, "NMIs injected %llu, reference %llu",
 	       (unsigned long long)a->nmis, (unsigned long long)m->ref_nmis);
 	MCHECK(m, m->nmi_pending <= 2, "KVM holds %u NMIs", m->nmi_pending);
 	MCHECK(m, !m->nmi_masked || m->nmi_pending <= 1,
@@ -184,7 +192,7 @@ static void sample(struct model *m)
 		m->ref_unregistered++;
 		return;
 	}
-	MCHECK(m, wrote == room, "notice %s with %llu unconsumed",
+	RCHECK(m, wrote == room, "notice %s with %llu unconsumed",
 	       wrote ? "written" : "refused", (unsigned long long)m->ref_unconsumed);
 	if (!wrote) {
 		m->ref_ring_full++;
@@ -228,21 +236,21 @@ static void deliver_nmi(struct model *m)
 	/* Every NMI handler of the guest runs; pvprof's is the core. */
 	verdict = pvprof_guest_nmi(&m->v.gb, sim_capture, &ctx, &res);
 	if (m->ref_unconsumed) {
-		MCHECK(m, verdict == PVPROF_NMI_CLAIMED, "pvprof did not claim %llu new notices",
+		RCHECK(m, verdict == PVPROF_NMI_CLAIMED, "pvprof did not claim %llu new notices",
 		       (unsigned long long)m->ref_unconsumed);
-		MCHECK(m, res.consumed == m->ref_unconsumed, "consumed %u of %llu",
+		RCHECK(m, res.consumed == m->ref_unconsumed, "consumed %u of %llu",
 		       res.consumed, (unsigned long long)m->ref_unconsumed);
-		MCHECK(m, res.callchains + res.stale == answer && res.callchains == 1 - !answer,
+		RCHECK(m, res.callchains + res.stale == answer && res.callchains == 1 - !answer,
 		       "answered %u+%u, reference %llu", res.callchains, res.stale,
 		       (unsigned long long)answer);
-		MCHECK(m, res.dropped == m->ref_unconsumed - answer, "dropped %u", res.dropped);
+		RCHECK(m, res.dropped == m->ref_unconsumed - answer, "dropped %u", res.dropped);
 		m->ref_in_ring += answer;
 		m->ref_ring_callchains += res.callchains;
 		m->ref_unconsumed = 0;
 		m->ref_outstanding = false;
 		handled++;
 	} else {
-		MCHECK(m, verdict == PVPROF_NMI_NOT_OURS,
+		RCHECK(m, verdict == PVPROF_NMI_NOT_OURS,
 		       "pvprof claimed an NMI that carried no new notice");
 	}
 	if (m->foreign_work) {
@@ -255,7 +263,7 @@ static void deliver_nmi(struct model *m)
 	if (handled > 1)
 		m->swallow_nmi = true;
 	if (!handled) {
-		MCHECK(m, b2b && m->swallow_nmi,
+		RCHECK(m, b2b && m->swallow_nmi,
 		       "unknown NMI: nobody claimed it and it was not a back-to-back one");
 		m->swallowed++;
 	}
@@ -265,6 +273,7 @@ static void deliver_nmi(struct model *m)
 static void check_new_callchains(struct model *m)
 {
 	struct pvprof_st_view sv;
+	__u32 i;
 
 	while (m->stream_pos < m->v.stream_len) {
 		MCHECK(m, pvprof_st_decode(m->v.stream + m->stream_pos,
@@ -283,7 +292,13 @@ static void check_new_callchains(struct model *m)
 		       "callchain of seq %llu carries another notice's IP",
 		       (unsigned long long)m->last_seq);
 		MCHECK(m, sv.nr_frames >= 1, "callchain without frames");
-		MCHECK(m, (pvprof_st_frame(&sv, 0) == sv.u.callchain.notice_ip) ==
+		for (i = 0; i < sv.nr_frames; i++)
+			MCHECK(m, i < sv.u.callchain.rec.nr_kernel ?
+			       pvprof_st_frame(&sv, i) >= PVPROF_KERNEL_HALF_START :
+			       pvprof_st_frame(&sv, i) < PVPROF_USER_HALF_END,
+			       "frame %u of seq %llu in the wrong half", i,
+			       (unsigned long long)m->last_seq);
+		RCHECK(m, (pvprof_st_frame(&sv, 0) == sv.u.callchain.notice_ip) ==
 		       !(sv.u.callchain.rec.flags & PVPROF_REC_F_SKEWED),
 		       "skew flag disagrees with the frames");
 	}
@@ -303,7 +318,7 @@ static void entry(struct model *m, bool with_sample)
 	if (m->v.registered && chance(m, m->p.p_drain)) {
 		__u32 drained = sim_host_drain(&m->v);
 
-		MCHECK(m, drained == m->ref_in_ring, "drained %u, reference %llu",
+		RCHECK(m, drained == m->ref_in_ring, "drained %u, reference %llu",
 		       drained, (unsigned long long)m->ref_in_ring);
 		m->ref_callchains += m->ref_ring_callchains;
 		m->ref_stale += m->ref_in_ring - m->ref_ring_callchains;
@@ -316,7 +331,7 @@ static void entry(struct model *m, bool with_sample)
 		sample(m);
 	want_nmi = m->v.registered && m->ref_unconsumed && !m->ref_outstanding;
 	injected = sim_host_nmi_gate(&m->v);
-	MCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, outstanding %d)",
+	RCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, outstanding %d)",
 	       injected ? "injected" : "withheld", (unsigned long long)m->ref_unconsumed,
 	       m->ref_outstanding);
 	if (injected) {
@@ -329,12 +344,64 @@ static void entry(struct model *m, bool with_sample)
 		deliver_nmi(m);
 }
 
+/* A hostile or broken guest writes whatever it likes into its buffer. */
+static void scribble(struct model *m)
+{
+	struct pvprof_buf_header *h = (struct pvprof_buf_header *)m->v.buf;
+	const struct pvprof_geometry *geo = &m->v.gb.geo;
+	struct pvprof_record *rec;
+	__u32 i;
+
+	switch (rnd(m) % 9) {
+	case 0:
+		h->notice_tail += rnd(m) % 81 - 40;
+		break;
+	case 1:
+		h->record_head += rnd(m) % 21 - 10;
+		break;
+	case 2:		/* flip bits in a posted or unposted record */
+		m->v.buf[pvprof_record_offset(geo, rnd(m)) + rnd(m) % 64] ^= 1 << (rnd(m) % 8);
+		break;
+	case 3:		/* post a forged record: replayed, future or malformed */
+		rec = (struct pvprof_record *)(m->v.buf + pvprof_record_offset(geo, h->record_head));
+		pvprof_record_init(rec, h->notice_tail + rnd(m) % 5 - 2, rnd(m) % 128);
+		rec->nr_kernel = rnd(m) % 4;
+		rec->nr_user = rnd(m) % 3;
+		for (i = 0; i < 7U; i++)
+			rec->frames[i] = rnd(m) % 2 ? KADDR(i) : UADDR(i);
+		rec->size = rnd(m) % 4 ? pvprof_record_bytes(rec->nr_kernel + rec->nr_user) :
+			    (__u16)rnd(m);
+		h->record_head++;
+		break;
+	case 4:		/* overwrite the host's lines */
+		h->notice_head = rnd(m) % 2 ? rnd(m) : h->notice_head + 33;
+		break;
+	case 5:
+		h->record_tail += rnd(m) % 9 - 4;
+		break;
+	case 6:
+		if (chance(m, 10))
+			h->cookie ^= 1;
+		break;
+	case 7:
+		h->guest_errors = rnd(m);
+		h->reserved2[rnd(m) % sizeof(h->reserved2)] = (__u8)rnd(m);
+		break;
+	case 8:		/* the guest unregisters and starts over */
+		if (m->v.registered)
+			host_drop(m);
+		break;
+	}
+}
+
 static void step(struct model *m)
 {
 	int total = m->p.p_sample + m->p.p_foreign + m->p.p_progress + m->p.p_iret +
 		    m->p.p_sched + m->p.p_exit + m->p.p_drop;
 	int r = (int)(rnd(m) % total);
 
+	if (m->p.hostile && chance(m, m->p.hostile))
+		scribble(m);
 	if ((r -= m->p.p_sample) < 0) {
 		/* A sample of guest code: entry() does nothing unless the vCPU runs. */
 		entry(m, true);
@@ -346,6 +413,9 @@ static void step(struct model *m)
 	} else if ((r -= m->p.p_progress) < 0) {
 		if (m->running && !m->nmi_masked) {
 			m->progress_since_nmi = true;
+			/* The guest's periodic QUERY finds the host dropped it. */
+			if (!m->v.registered)
+				m->want_register = true;
 			if (m->want_register && !m->nmi_pending && !m->nmi_queued)
 				do_register(m);
 		}
@@ -448,22 +518,37 @@ static void run_model(struct params p)
 
 	for (m->step = 0; m->step < p.steps; m->step++)
 		step(m);
-	settle(m);
+	if (!p.hostile)
+		settle(m);
 	host_drop(m);
 	m->want_register = false;
 	check_books(m);
 
 	a = &m->v.acct;
-	MCHECK(m, a->notices == a->callchains + a->losses[PVPROF_LOSS_STALE] +
-	       a->losses[PVPROF_LOSS_UNANSWERED], "drained books do not balance");
-	MCHECK(m, a->losses[PVPROF_LOSS_UNANSWERED] == m->ref_unanswered_closed,
+	MCHECK(m, a->notices == pvprof_acct_notice_outcomes(a),
+	       "books do not balance after the registration ended");
+	RCHECK(m, a->losses[PVPROF_LOSS_UNANSWERED] == m->ref_unanswered_closed,
 	       "unanswered %llu, reference %llu",
 	       (unsigned long long)a->losses[PVPROF_LOSS_UNANSWERED],
 	       (unsigned long long)m->ref_unanswered_closed);
 	check_stream(m);
 	/* The run must have exercised what it claims to test. */
-	MCHECK(m, a->notices > 100 && a->callchains > 50, "too little traffic");
-	MCHECK(m, m->foreign_raised == 0 || m->foreign_handled == m->foreign_raised,
+	MCHECK(m, a->notices > 100 && (p.hostile || a->callchains > 50), "too little traffic");
+	if (p.hostile) {
+		__u64 rejects = 0;
+		unsigned int i;
+
+		for (i = 0; i < PVPROF_REJ_NR; i++)
+			rejects += a->rejects[i];
+		MCHECK(m, rejects && a->losses[PVPROF_LOSS_INVALID] &&
+		       a->losses[PVPROF_LOSS_BUFFER_GONE] && a->callchains,
+		       "the hostile guest did not provoke rejections, drops and successes");
+		printf("  hostile: %llu rejected records or indices, %llu invalid, %llu buffer gone\n",
+		       (unsigned long long)rejects,
+		       (unsigned long long)a->losses[PVPROF_LOSS_INVALID],
+		       (unsigned long long)a->losses[PVPROF_LOSS_BUFFER_GONE]);
+	}
+	RCHECK(m, m->foreign_raised == 0 || m->foreign_handled == m->foreign_raised,
 	       "foreign NMI work lost");
 
 	printf("  seed %-4llu size %5u drain %3d%% iret %2d foreign %2d: samples %llu notices %llu callchains %llu "
@@ -557,6 +642,17 @@ START_TEST(model_host_drops_registration)
 }
 END_TEST
 
+START_TEST(model_hostile_guest)
+{
+	/* Only the identities and the host's own guarantees must hold. */
+	struct params p = base_params(23 + (__u64)_i);
+
+	p.hostile = 5;
+	p.size = 8192 << _i;
+	run_model(p);
+}
+END_TEST
+
 #define MODEL_SEEDS	8
 
 Suite *model_suite(void)
@@ -579,5 +675,12 @@ Suite *model_suite(void)
 	PVPROF_ADD_TEST(s, model_small_record_ring_slow_host);
 	PVPROF_ADD_TEST(s, model_guest_often_descheduled);
 	PVPROF_ADD_TEST(s, model_host_drops_registration);
+	for (i = 0; i < 2; i++) {
+		TCase *tc = tcase_create(i ? "model_hostile_guest_large" : "model_hostile_guest");
+
+		tcase_set_timeout(tc, 120);
+		tcase_add_loop_test(tc, model_hostile_guest, 3 * i, 3 * i + 1);
+		suite_add_tcase(s, tc);
+	}
 	return s;
 }
