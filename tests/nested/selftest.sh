@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Self-test of the nested test host: three L1 boots through run-l1, each
+# checking several properties, asserted here on the outer machine from
+# run-l1's exit status, its stdout and the files L1 left in the out share.
+# Writes "<passed> <failed>" to $O/results/nested-selftest.
+#
+# "selftest.sh --in-l1 OUT" is the part that runs inside L1 (boot A).
+
+PROG=nested-selftest
+# shellcheck source=common.sh source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+set -uo pipefail
+
+L2_EXIT=5	# the L2 hook's exit status, to see it propagated through run-l2
+
+# Inside L1: record what the outer side asserts. Exits 3 on purpose.
+in_l1() {
+	local out=$1
+	echo "selftest-stdout $PVPROF_SELFTEST_TOKEN"
+	echo "$PVPROF_SELFTEST_TOKEN" > "$out/token"
+	pwd > "$out/cwd"
+	nproc > "$out/nproc"
+	[ -c /dev/kvm ] && echo present > "$out/dev-kvm"
+	find /lib/modules -mindepth 1 | wc -l > "$out/lib-modules-entries"
+	if touch "$NESTED_DIR/.selftest-write-probe" 2>/dev/null; then
+		rm -f "$NESTED_DIR/.selftest-write-probe"
+		echo writable > "$out/host-root"
+	fi
+	"$NESTED_DIR/run-l2" --initrd "$O/nested/selftest-l2.cpio" --timeout 120 \
+		> "$out/l2.stdout" 2> "$out/l2.stderr"
+	echo $? > "$out/l2.status"
+	exit 3
+}
+
+if [ "${1:-}" = --in-l1 ]; then
+	in_l1 "$2"
+fi
+
+passed=0
+failed=0
+check() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then
+		echo "PASS $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name: $why"
+		failed=$((failed + 1))
+	fi
+}
+
+file_is() {
+	[ "$(cat "$1" 2>/dev/null)" = "$2" ]
+}
+
+token=$RANDOM$RANDOM$$
+runl1=$NESTED_DIR/run-l1
+outdir=$NESTED_OUT/selftest
+rm -rf "$outdir"
+mkdir -p "$outdir/a" "$outdir/b" "$outdir/c" "$O/results" || die "cannot create $outdir"
+start=$SECONDS
+
+# The L2 image: its hook prints a marker and exits with $L2_EXIT.
+hook=$outdir/l2-hook.sh
+printf '#!/bin/sh\necho "l2-marker %s"\nexit %d\n' "$token" "$L2_EXIT" > "$hook"
+"$NESTED_DIR/l2-initramfs" --run "$hook" -o "$NESTED_OUT/selftest-l2.cpio" > /dev/null ||
+	die "l2-initramfs failed"
+
+# A failure to find the pvprof modules is reported before any boot.
+"$runl1" --kvm pvprof --modules-dir "$outdir/no-such-dir" -- true \
+	> /dev/null 2> "$outdir/missing-modules.stderr"
+status=$?
+check missing-modules-exit-125 "exit status $status" [ "$status" -eq 125 ]
+check missing-modules-message "no clear message: $(head -c 200 "$outdir/missing-modules.stderr")" \
+	grep -q 'run-l1: --modules-dir .* does not exist' "$outdir/missing-modules.stderr"
+
+# Boot A: stock KVM, 2 vCPUs, EPYC; runs L2; exits 3.
+PVPROF_SELFTEST_TOKEN=$token "$runl1" --kvm stock --smp 2 --cpu epyc --timeout 300 \
+	--out "$outdir/a" -- "$NESTED_DIR/selftest.sh" --in-l1 "$outdir/a" \
+	> "$outdir/a.stdout" 2> "$outdir/a.stderr"
+status=$?
+a=$outdir/a
+check exit-status-nonzero "run-l1 exited $status, the command 3" [ "$status" -eq 3 ]
+check stdout-streams-command-output "stdout lacks the command's line" \
+	grep -qx "selftest-stdout $token" "$outdir/a.stdout"
+check stdout-free-of-kernel-log "kernel messages on stdout: $(grep -m1 '^\[ *[0-9]' "$outdir/a.stdout")" \
+	bash -c "! grep -q '^\[ *[0-9]*\.[0-9]*\]' '$outdir/a.stdout'"
+check out-share-file-appears "token file differs" file_is "$a/token" "$token"
+check cwd-is-outer-cwd "cwd $(cat "$a/cwd" 2>/dev/null)" file_is "$a/cwd" "$(pwd -P)"
+check host-root-read-only "a file could be created in the host root" [ ! -e "$a/host-root" ]
+check lib-modules-empty "/lib/modules has $(cat "$a/lib-modules-entries" 2>/dev/null) entries" \
+	file_is "$a/lib-modules-entries" 0
+check stock-kvm-dev-kvm "/dev/kvm missing in L1" file_is "$a/dev-kvm" present
+check stock-kvm-nested-enabled "no 'Nested Virtualization enabled' in dmesg.txt" \
+	grep -q 'Nested Virtualization enabled' "$a/dmesg.txt"
+check smp-2 "L1 has $(cat "$a/nproc" 2>/dev/null) CPUs" file_is "$a/nproc" 2
+check l2-boots-and-prints-marker "no marker in L2 output" grep -qx "l2-marker $token" "$a/l2.stdout"
+check l2-exit-status "run-l2 exited $(cat "$a/l2.status" 2>/dev/null), the L2 hook $L2_EXIT" \
+	file_is "$a/l2.status" "$L2_EXIT"
+check boot-time-reported "no boot time line" grep -q 'run-l1: L1 booted in [0-9.]* s' "$outdir/a.stderr"
+
+# Boot B: no KVM, -cpu max, 1 vCPU; exits 0.
+# shellcheck disable=SC2016 # expanded by the sh inside L1
+"$runl1" --kvm none --cpu max --timeout 300 --out "$outdir/b" -- \
+	sh -c 'nproc > "$1/nproc"; [ -c /dev/kvm ] && echo present > "$1/dev-kvm"; exit 0' sh "$outdir/b" \
+	> "$outdir/b.stdout" 2> "$outdir/b.stderr"
+status=$?
+check exit-status-zero "run-l1 exited $status" [ "$status" -eq 0 ]
+check kvm-none-no-dev-kvm "/dev/kvm present with --kvm none" [ ! -e "$outdir/b/dev-kvm" ]
+check smp-1 "L1 has $(cat "$outdir/b/nproc" 2>/dev/null) CPUs" file_is "$outdir/b/nproc" 1
+
+# Boot C: the whole-run timeout kills L1 and exits 124.
+c_start=$SECONDS
+"$runl1" --kvm none --timeout 30 --out "$outdir/c" -- sleep 600 \
+	> "$outdir/c.stdout" 2> "$outdir/c.stderr"
+status=$?
+c_time=$((SECONDS - c_start))
+check timeout-exit-124 "exit status $status" [ "$status" -eq 124 ]
+check timeout-bounded "took $c_time s for --timeout 30" [ "$c_time" -le 35 ]
+check timeout-prints-console-tail "no console tail on stderr" \
+	grep -q 'run-l1: last 40 lines of' "$outdir/c.stderr"
+
+for f in a b c; do
+	grep -h 'run-l1: L1 boot hung' "$outdir/$f.stderr"
+	grep -h 'run-l1: L1 booted in' "$outdir/$f.stderr"
+done | sed 's/^/  /'
+grep -h 'run-l2: L2 reached init' "$a/l2.stderr" | sed 's/^/  /'
+echo "  suite time $((SECONDS - start)) s"
+echo "$passed passed, $failed failed"
+echo "$passed $failed" > "$O/results/nested-selftest"
+[ "$failed" -eq 0 ]
