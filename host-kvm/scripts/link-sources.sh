@@ -6,7 +6,8 @@
 # Makes DIR hold exactly one symlink per FILE (and nothing else that is a
 # symlink), so kbuild compiles the repository's files in place: an edit to
 # one of them rebuilds one object, and files added or removed in the
-# repository appear or disappear on the next build.
+# repository appear or disappear on the next build.  No subshells: this runs
+# on every build.
 set -eu
 
 dir=$1
@@ -17,12 +18,11 @@ for link in "$dir"/*; do
 	[ -L "$link" ] || continue
 	keep=
 	for f in "$@"; do
-		[ "$(basename "$f")" = "$(basename "$link")" ] && keep=1
+		[ "${f##*/}" = "${link##*/}" ] && keep=1 && break
 	done
 	[ -n "$keep" ] || rm -f "$link"
 done
 
 for f in "$@"; do
-	[ "$(readlink "$dir/$(basename "$f")" 2>/dev/null)" = "$f" ] ||
-		ln -sfn "$f" "$dir/$(basename "$f")"
+	[ "$dir/${f##*/}" -ef "$f" ] || ln -sfn "$f" "$dir/${f##*/}"
 done
