@@ -101,15 +101,38 @@ check l2-exit-status "run-l2 exited $(cat "$a/l2.status" 2>/dev/null), the L2 ho
 	file_is "$a/l2.status" "$L2_EXIT"
 check boot-time-reported "no boot time line" grep -q 'run-l1: L1 booted in [0-9.]* s' "$outdir/a.stderr"
 
-# Boot B: no KVM, -cpu max, 1 vCPU; exits 0.
+# Boot B: no KVM, -cpu max, 1 vCPU, a QMP socket; exits 0. The command waits
+# until this side has injected an NMI into L1 through QMP, then counts the NMI
+# reports in L1's kernel log.
+b=$outdir/b
+qmp_socket=$outdir/l1.qmp
 # shellcheck disable=SC2016 # expanded by the sh inside L1
-"$runl1" --kvm none --cpu max --timeout 300 --out "$outdir/b" -- \
-	sh -c 'nproc > "$1/nproc"; [ -c /dev/kvm ] && echo present > "$1/dev-kvm"; exit 0' sh "$outdir/b" \
-	> "$outdir/b.stdout" 2> "$outdir/b.stderr"
+"$runl1" --kvm none --cpu max --qmp "$qmp_socket" --timeout 300 --out "$b" -- sh -c '
+	nproc > "$1/nproc"
+	[ -c /dev/kvm ] && echo present > "$1/dev-kvm"
+	polls=0
+	while [ ! -e "$1/nmi-sent" ] && [ $polls -lt 1200 ]; do
+		sleep 0.1
+		polls=$((polls + 1))
+	done
+	dmesg | grep -c "NMI.* for reason" > "$1/nmi-reports"
+	exit 0' sh "$b" > "$outdir/b.stdout" 2> "$outdir/b.stderr" &
+runl1_pid=$!
+for ((polls = 0; polls < 1200; polls++)); do
+	[ -e "$b/nproc" ] || ! kill -0 "$runl1_pid" 2>/dev/null && break
+	sleep 0.1
+done
+qmp_status=$("$NESTED_DIR/qmp" "$qmp_socket" query-status 2>&1)
+"$NESTED_DIR/qmp" "$qmp_socket" inject-nmi > /dev/null 2>&1
+touch "$b/nmi-sent"
+wait "$runl1_pid"
 status=$?
 check exit-status-zero "run-l1 exited $status" [ "$status" -eq 0 ]
-check kvm-none-no-dev-kvm "/dev/kvm present with --kvm none" [ ! -e "$outdir/b/dev-kvm" ]
-check smp-1 "L1 has $(cat "$outdir/b/nproc" 2>/dev/null) CPUs" file_is "$outdir/b/nproc" 1
+check kvm-none-no-dev-kvm "/dev/kvm present with --kvm none" [ ! -e "$b/dev-kvm" ]
+check smp-1 "L1 has $(cat "$b/nproc" 2>/dev/null) CPUs" file_is "$b/nproc" 1
+check qmp-query-status "qmp said: $qmp_status" grep -q '"status": "running"' <<< "$qmp_status"
+check qmp-inject-nmi-reaches-l1 "L1 logged $(cat "$b/nmi-reports" 2>/dev/null) NMI reports" \
+	file_is "$b/nmi-reports" 1
 
 # Boot C: the whole-run timeout kills L1 and exits 124.
 c_start=$SECONDS
