@@ -10,7 +10,6 @@
 
 #include "kvm_util.h"
 
-#define UD_VECTOR	6
 #define UD2_LENGTH	2
 
 /* Guest state, read back by the host. */

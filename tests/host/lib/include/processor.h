@@ -12,10 +12,8 @@
 
 #include "guest_layout.h"
 
-#define DB_VECTOR	1
 #define NMI_VECTOR	2
-#define GP_VECTOR	13
-#define PF_VECTOR	14
+#define UD_VECTOR	6
 
 /* Saved by the exception entry code (lib/handlers.S), lowest address first. */
 struct ex_regs {
