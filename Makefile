@@ -19,7 +19,7 @@ CC		?= gcc
 CFLAGS_USER	:= -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
 export CFLAGS_USER
 
-.PHONY: all deps user modules check check-unit check-host clean help
+.PHONY: all deps user tool modules check check-unit check-host clean help
 
 all: user
 
@@ -29,8 +29,11 @@ help:
 deps:
 	@scripts/install-deps.sh
 
-user:
+user: tool
 	$(MAKE) -C tests/unit build
+
+tool:
+	$(MAKE) -C host-kvm/tool
 
 modules:
 	$(MAKE) -C host-kvm

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-pvprof: the command selector, the one error printer, number parsing
+ * and a compact JSON writer.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "abi/pvprof.h"
+#include "main.h"
+
+const char *bin_name = "kvm-pvprof";
+bool json_output;
+
+bool is_help_word(const char *arg)
+{
+	return !strcmp(arg, "help") || !strcmp(arg, "-h") ||
+	       !strcmp(arg, "--help");
+}
+
+/**
+ * cmd_select() - run the command named by argv[0]
+ * @cmds: the level's table, ended by an entry with a NULL name
+ * @argc: arguments, argv[0] being the command's name
+ * @argv: see @argc
+ * @help: the level's help, run when no command is given (as a usage error)
+ *
+ * The command receives argv with its own name at argv[0], like a main().
+ * Return: the exit status.
+ */
+int cmd_select(const struct cmd *cmds, int argc, char **argv,
+	       int (*help)(int argc, char **argv))
+{
+	const struct cmd *c;
+
+	if (argc < 1) {
+		help(0, NULL);
+		return EXIT_USAGE;
+	}
+	for (c = cmds; c->name; c++)
+		if (!strcmp(argv[0], c->name))
+			return c->func(argc, argv);
+	return usage_err("unknown command '%s' (see '%s help')", argv[0],
+			 bin_name);
+}
+
+static void json_escaped(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void p_err_va(const char *hint, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* With -j, the error is the document a JSON consumer reads. */
+	if (json_output) {
+		fputs("{\"error\":", stdout);
+		json_escaped(stdout, msg);
+		if (hint) {
+			fputs(",\"hint\":", stdout);
+			json_escaped(stdout, hint);
+		}
+		fputs("}\n", stdout);
+		fflush(stdout);
+		return;
+	}
+	fprintf(stderr, "Error: %s\n", msg);
+	if (hint)
+		fprintf(stderr, "Hint: %s\n", hint);
+}
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_err_va(NULL, fmt, ap);
+	va_end(ap);
+}
+
+void p_err_hint(const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_err_va(hint, fmt, ap);
+	va_end(ap);
+}
+
+/* Prints the error and returns EXIT_USAGE, for "return usage_err(...)". */
+int usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_err_va(NULL, fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+/**
+ * option_err() - report what getopt_long() refused
+ * @opt: its return value, '?' (unknown option) or ':' (missing argument)
+ * @argv: the argv it parsed (optstrings start with ':')
+ *
+ * Return: EXIT_USAGE.
+ */
+int option_err(int opt, char **argv)
+{
+	const char *cmd = argv[0];
+
+	if (opt == ':')
+		return usage_err("%s: option '%s' needs an argument (see '%s %s help')",
+				 cmd, argv[optind - 1], bin_name, cmd);
+	if (optopt)
+		return usage_err("%s: unknown option '-%c' (see '%s %s help')",
+				 cmd, optopt, bin_name, cmd);
+	return usage_err("%s: unknown option '%s' (see '%s %s help')", cmd,
+			 argv[optind - 1], bin_name, cmd);
+}
+
+/**
+ * parse_vm_options() - parse the options of a command that has none of its own
+ * @argc: arguments, argv[0] being the command's name
+ * @argv: see @argc
+ * @help: the command's help
+ * @helped: set when help was asked for (and printed)
+ *
+ * Leaves optind at the first operand.
+ * Return: the exit status so far, EXIT_OK to go on.
+ */
+int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int opt;
+
+	*helped = false;
+	opterr = 0;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json_output = true;
+			break;
+		case 'h':
+			*helped = true;
+			return help();
+		default:
+			return option_err(opt, argv);
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "help")) {
+		*helped = true;
+		return help();
+	}
+	return EXIT_OK;
+}
+
+/* Checks there are exactly @nr operands from optind; @what names them. */
+int expect_operands(int argc, char **argv, int nr, const char *what)
+{
+	if (argc - optind < nr)
+		return usage_err("%s: expected %s (see '%s %s help')", argv[0],
+				 what, bin_name, argv[0]);
+	if (argc - optind > nr)
+		return usage_err("%s: unexpected argument '%s' (see '%s %s help')",
+				 argv[0], argv[optind + nr], bin_name, argv[0]);
+	return EXIT_OK;
+}
+
+static const char *const event_names[] = {
+	[PVPROF_EVENT_CPU_CLOCK]	= "cpu-clock",
+	[PVPROF_EVENT_HW_CYCLES]	= "cycles",
+	[PVPROF_EVENT_HW_INSTRUCTIONS]	= "instructions",
+};
+
+_Static_assert(sizeof(event_names) / sizeof(event_names[0]) ==
+	       PVPROF_EVENT_MAX + 1, "every event has a name");
+
+int event_parse(const char *name, uint32_t *event)
+{
+	uint32_t i;
+
+	for (i = 0; i <= PVPROF_EVENT_MAX; i++) {
+		if (!strcmp(name, event_names[i])) {
+			*event = i;
+			return EXIT_OK;
+		}
+	}
+	return usage_err("-e: expected 'cpu-clock', 'cycles' or 'instructions', got: '%s'",
+			 name);
+}
+
+/* NULL for an event this tool does not know. */
+const char *event_name(uint32_t event)
+{
+	return event <= PVPROF_EVENT_MAX ? event_names[event] : NULL;
+}
+
+/**
+ * parse_u64() - parse a decimal number in [@min, @max]
+ * @what: the option or argument, for the message
+ * @arg: the text
+ * @min: smallest accepted value
+ * @max: largest accepted value
+ * @out: the value
+ *
+ * Return: EXIT_OK, or EXIT_USAGE after printing what was expected.
+ */
+int parse_u64(const char *what, const char *arg, uint64_t min, uint64_t max,
+	      uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (*arg < '0' || *arg > '9')
+		goto bad;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || v < min || v > max)
+		goto bad;
+	*out = v;
+	return EXIT_OK;
+bad:
+	if (max == UINT64_MAX)
+		return usage_err("%s: expected a number of at least %" PRIu64
+				 ", got: '%s'", what, min, arg);
+	return usage_err("%s: expected a number from %" PRIu64 " to %" PRIu64
+			 ", got: '%s'", what, min, max, arg);
+}
+
+/*
+ * JSON writer state: whether the current container already holds a value
+ * (a comma is due), one bit per nesting level.
+ */
+static uint64_t jw_has_value;
+static int jw_depth;
+static bool jw_after_name;
+
+static void jw_separate(void)
+{
+	if (jw_after_name) {
+		jw_after_name = false;
+		return;
+	}
+	if (jw_depth && (jw_has_value >> jw_depth & 1))
+		putchar(',');
+	jw_has_value |= 1ULL << jw_depth;
+}
+
+static void jw_open(char c)
+{
+	jw_separate();
+	putchar(c);
+	jw_depth++;
+	jw_has_value &= ~(1ULL << jw_depth);
+}
+
+static void jw_close(char c)
+{
+	jw_depth--;
+	putchar(c);
+}
+
+void jw_begin_object(void) { jw_open('{'); }
+void jw_end_object(void) { jw_close('}'); }
+void jw_begin_array(void) { jw_open('['); }
+void jw_end_array(void) { jw_close(']'); }
+
+void jw_name(const char *name)
+{
+	jw_separate();
+	json_escaped(stdout, name);
+	putchar(':');
+	jw_after_name = true;
+}
+
+void jw_string(const char *s)
+{
+	jw_separate();
+	json_escaped(stdout, s);
+}
+
+void jw_uint(uint64_t v)
+{
+	jw_separate();
+	printf("%" PRIu64, v);
+}
+
+void jw_int(int64_t v)
+{
+	jw_separate();
+	printf("%" PRId64, v);
+}
+
+void jw_bool(bool v)
+{
+	jw_separate();
+	fputs(v ? "true" : "false", stdout);
+}
+
+void jw_null(void)
+{
+	jw_separate();
+	fputs("null", stdout);
+}
+
+void jw_end_document(void)
+{
+	putchar('\n');
+	fflush(stdout);
+}
