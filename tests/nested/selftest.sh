@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Self-test of the nested test host: three L1 boots through run-l1, each
+# Self-test of the nested test host: four L1 boots through run-l1, each
 # checking several properties, asserted here on the outer machine from
 # run-l1's exit status, its stdout and the files L1 left in the out share.
 # Writes "<passed> <failed>" to $O/results/nested-selftest.
@@ -59,7 +59,7 @@ token=$RANDOM$RANDOM$$
 runl1=$NESTED_DIR/run-l1
 outdir=$NESTED_OUT/selftest
 rm -rf "$outdir"
-mkdir -p "$outdir/a" "$outdir/b" "$outdir/c" "$O/results" || die "cannot create $outdir"
+mkdir -p "$outdir/a" "$outdir/b" "$outdir/c" "$outdir/d" "$O/results" || die "cannot create $outdir"
 start=$SECONDS
 
 # The L2 image: its hook prints a marker and exits with $L2_EXIT.
@@ -136,14 +136,29 @@ check qmp-inject-nmi-reaches-l1 "L1 logged $(cat "$b/nmi-reports" 2>/dev/null) N
 
 # Boot C: the whole-run timeout kills L1 and exits 124.
 c_start=$SECONDS
-"$runl1" --kvm none --timeout 30 --out "$outdir/c" -- sleep 600 \
+"$runl1" --kvm none --timeout 15 --out "$outdir/c" -- sleep 600 \
 	> "$outdir/c.stdout" 2> "$outdir/c.stderr"
 status=$?
 c_time=$((SECONDS - c_start))
 check timeout-exit-124 "exit status $status" [ "$status" -eq 124 ]
-check timeout-bounded "took $c_time s for --timeout 30" [ "$c_time" -le 35 ]
+check timeout-bounded "took $c_time s for --timeout 15" [ "$c_time" -le 20 ]
 check timeout-prints-console-tail "no console tail on stderr" \
 	grep -q 'run-l1: last 40 lines of' "$outdir/c.stderr"
+
+# Boot D: a boot that never reaches init (no init, and panic=0 waits forever)
+# is reported as hung with its last console line, retried twice, then fails.
+RUNL1_BOOT_BOUND=10 "$runl1" --kvm none --timeout 120 --out "$outdir/d" \
+	--append "rdinit=/nonexistent panic=0" -- true \
+	> "$outdir/d.stdout" 2> "$outdir/d.stderr"
+status=$?
+check hung-boot-exit-125 "exit status $status" [ "$status" -eq 125 ]
+for attempt in 2 3; do
+	check "hung-boot-retry-$attempt-reported" "no retry message for attempt $attempt/3" \
+		grep -q "^run-l1: L1 boot hung at \".\+\", retrying (attempt $attempt/3)" \
+		"$outdir/d.stderr"
+done
+check hung-boot-gives-up "no final message" grep -q 'L1 boot hung at .* 3 times; giving up' \
+	"$outdir/d.stderr"
 
 for f in a b c; do
 	grep -h 'run-l1: L1 boot hung' "$outdir/$f.stderr"
