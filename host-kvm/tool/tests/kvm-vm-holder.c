@@ -5,7 +5,11 @@
  * fds, and holds them until its stdin reaches end of file. Its guests never
  * run: discovery and the control plane need a VM fd, not a running guest.
  *
- * usage: kvm-vm-holder NR_VMS [NR_VCPUS]
+ * With --uid UID it creates the VMs with its own privileges (opening
+ * /dev/kvm needs them) and then becomes UID, so permission tests can face a
+ * VMM owned by an unprivileged user, as libvirt's QEMU is.
+ *
+ * usage: kvm-vm-holder [--uid UID] NR_VMS [NR_VCPUS]
  */
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -13,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define MAX_VMS		8
@@ -30,13 +35,28 @@ static int count_arg(const char *arg, int max)
 	return (int)v;
 }
 
+/* Become @uid for good; stay dumpable so /proc/PID/fd follows the new uid. */
+static void become(int uid)
+{
+	if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid) ||
+	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)) {
+		perror("kvm-vm-holder: changing uid");
+		exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	int kvm, nr_vms, nr_vcpus = 0, vm_fds[MAX_VMS], i, v;
+	int kvm, nr_vms, nr_vcpus = 0, vm_fds[MAX_VMS], i, v, uid = -1;
 	char buf[64];
 
+	if (argc > 2 && !strcmp(argv[1], "--uid")) {
+		uid = count_arg(argv[2], 65535);
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: kvm-vm-holder NR_VMS [NR_VCPUS]\n");
+		fprintf(stderr, "usage: kvm-vm-holder [--uid UID] NR_VMS [NR_VCPUS]\n");
 		return 2;
 	}
 	nr_vms = count_arg(argv[1], MAX_VMS);
@@ -62,6 +82,8 @@ int main(int argc, char **argv)
 	}
 	/* Only VM fds may read anon_inode:kvm-vm; /dev/kvm is no VM. */
 	close(kvm);
+	if (uid >= 0)
+		become(uid);
 	printf("ready %d", (int)getpid());
 	for (i = 0; i < nr_vms; i++)
 		printf(" %d", vm_fds[i]);
