@@ -16,6 +16,7 @@
 #include <linux/kvm_para.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
+#include <linux/nospec.h>
 
 #include "pvprof_hooks.h"
 
@@ -104,6 +105,7 @@ long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,
 
 	if (op > PVPROF_OP_MAX)
 		return -PVPROF_EOPNOTSUPP;
+	op = array_index_nospec(op, PVPROF_OP_MAX + 1);
 
 	if (!pvprof_unused_args_zero(op, a1, a2, a3))
 		return -PVPROF_EINVAL;
