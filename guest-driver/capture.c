@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvprof guest driver: callchain capture in NMI context.
+ *
+ * The kernel stack is walked with the kernel's own unwinder (ORC in the
+ * distro kernels, no frame pointers needed), started from the NMI's
+ * registers the way perf_callchain_kernel() does.  The user stack is walked
+ * by frame pointers with copy_from_user_nmi(), which refuses when the
+ * current mm is not the one loaded (nmi_uaccess_okay()) and never faults
+ * pages in.  Every address that goes into a record is checked against the
+ * half of the address space the host will accept it from: a frame the host
+ * would reject would cost the whole sample.
+ */
+#include <linux/kprobes.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <asm/ptrace.h>
+#include <asm/segment.h>
+#include <asm/unwind.h>
+
+#include "pvprof_guest.h"
+
+/* One frame of a frame-pointer chain: saved frame pointer, return address. */
+struct pvprof_user_frame {
+	u64 next;
+	u64 ret;
+};
+
+struct pvprof_user_frame32 {
+	u32 next;
+	u32 ret;
+};
+
+static bool pvprof_user_addr(u64 addr)
+{
+	return addr < PVPROF_USER_HALF_END;
+}
+
+/* Kernel frames: the interrupted IP, then return addresses, innermost first. */
+static u32 pvprof_capture_kernel(struct pt_regs *regs, u64 *frames, u32 max,
+				 u32 *flags)
+{
+	struct unwind_state state;
+	unsigned long addr;
+	u32 nr = 0;
+
+	frames[nr++] = regs->ip;
+	/* Starting from regs, the unwinder skips the regs frame itself. */
+	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state);
+	     unwind_next_frame(&state)) {
+		addr = unwind_get_return_address(&state);
+		if (!addr)
+			break;
+		if (nr == max || addr < PVPROF_KERNEL_HALF_START) {
+			*flags |= PVPROF_REC_F_TRUNCATED;
+			return nr;
+		}
+		frames[nr++] = addr;
+	}
+	if (unwind_error(&state))
+		*flags |= PVPROF_REC_F_TRUNCATED;
+	return nr;
+}
+
+/*
+ * A 64-bit frame-pointer chain.  Frame pointers must be 8-byte aligned, at
+ * or above the user stack pointer and strictly increasing; a chain ends
+ * cleanly at a zero frame pointer.  An interrupted function whose frame
+ * pointer is already zero yields no chain at all: that is code built
+ * without frame pointers (only _start runs with a zero frame pointer), so
+ * it is marked truncated.
+ */
+static u32 pvprof_walk_user64(struct pt_regs *regs, u64 *frames, u32 max,
+			      u32 *flags)
+{
+	struct pvprof_user_frame frame;
+	u64 fp = regs->bp;
+	u64 floor = regs->sp;
+	u32 nr = 0;
+
+	if (!fp) {
+		*flags |= PVPROF_REC_F_TRUNCATED;
+		return 0;
+	}
+	while (fp) {
+		if (nr == max || (fp & 7) || fp < floor ||
+		    !pvprof_user_addr(fp + sizeof(frame)) ||
+		    copy_from_user_nmi(&frame, (const void __user *)fp,
+				       sizeof(frame)) ||
+		    !frame.ret || !pvprof_user_addr(frame.ret)) {
+			*flags |= PVPROF_REC_F_TRUNCATED;
+			break;
+		}
+		frames[nr++] = frame.ret;
+		floor = fp + sizeof(frame);
+		fp = frame.next;
+	}
+	return nr;
+}
+
+/*
+ * The same for a 32-bit task.  Only the flat code and stack segments every
+ * compat task starts with are understood (base 0); anything else (an LDT
+ * segment set up by the task) stops the walk as truncated.
+ */
+static u32 pvprof_walk_user32(struct pt_regs *regs, u64 *frames, u32 max,
+			      u32 *flags)
+{
+	struct pvprof_user_frame32 frame;
+	u32 fp = regs->bp;
+	u32 floor = regs->sp;
+	u32 nr = 0;
+
+	if (regs->cs != __USER32_CS || regs->ss != __USER_DS || !fp) {
+		*flags |= PVPROF_REC_F_TRUNCATED;
+		return 0;
+	}
+	while (fp) {
+		if (nr == max || (fp & 3) || fp < floor ||
+		    fp > U32_MAX - sizeof(frame) ||
+		    copy_from_user_nmi(&frame, (const void __user *)(unsigned long)fp,
+				       sizeof(frame)) ||
+		    !frame.ret) {
+			*flags |= PVPROF_REC_F_TRUNCATED;
+			break;
+		}
+		frames[nr++] = frame.ret;
+		floor = fp + sizeof(frame);
+		fp = frame.next;
+	}
+	return nr;
+}
+
+/* User frames: the user IP, then return addresses, innermost first. */
+static u32 pvprof_capture_user(struct pt_regs *regs, u64 *frames, u32 max,
+			       u32 *flags)
+{
+	if (!max || !user_mode(regs) || !pvprof_user_addr(regs->ip)) {
+		*flags |= PVPROF_REC_F_TRUNCATED;
+		return 0;
+	}
+	frames[0] = regs->ip;
+	if (!user_64bit_mode(regs)) {
+		*flags |= PVPROF_REC_F_COMPAT;
+		return 1 + pvprof_walk_user32(regs, frames + 1, max - 1, flags);
+	}
+	return 1 + pvprof_walk_user64(regs, frames + 1, max - 1, flags);
+}
+
+/**
+ * pvprof_capture() - fill the callchain record of the newest notice
+ * @ctx: the NMI's pt_regs (the interrupted context)
+ * @n: copy of the notice answered
+ * @rec: record to fill; seq is set, the rest is zero
+ * @max_frames: frames the host accepts, 1..PVPROF_MAX_DEPTH
+ *
+ * The record identifies the interrupted task by its init-namespace ids and
+ * its exec generation.  Linux keeps no per-task exec counter; the closest
+ * honest value is task_struct.self_exec_id, which every execve increments
+ * and fork copies (a forked child runs its parent's image until it execs),
+ * so (pid, exec_gen) names one process image.  Only its low 32 bits are
+ * recorded.
+ *
+ * Context: NMI.  No locks, no allocation, no page faults.
+ */
+void pvprof_capture(void *ctx, const struct pvprof_notice *n,
+		    struct pvprof_record *rec, __u32 max_frames)
+{
+	struct pt_regs *regs = ctx;
+	struct task_struct *task = current;
+	struct pt_regs *user_regs;
+	u32 flags = 0, nr_kernel = 0, nr_user = 0;
+
+	rec->time_ns = ktime_get_mono_fast_ns();
+	if (!is_idle_task(task)) {
+		rec->pid = task_tgid_nr(task);
+		rec->tid = task_pid_nr(task);
+	}
+	rec->exec_gen = (u32)READ_ONCE(task->self_exec_id);
+	if (regs->ip != n->ip)
+		flags |= PVPROF_REC_F_SKEWED;
+
+	if (user_mode(regs)) {
+		flags |= PVPROF_REC_F_USER;
+		user_regs = regs;
+	} else {
+		nr_kernel = pvprof_capture_kernel(regs, rec->frames, max_frames,
+						  &flags);
+		if ((task->flags & PF_KTHREAD) || is_idle_task(task)) {
+			flags |= PVPROF_REC_F_KTHREAD;
+			user_regs = NULL;
+		} else if (!task->mm) {
+			/* An exiting task: its user stack is gone. */
+			flags |= PVPROF_REC_F_TRUNCATED;
+			user_regs = NULL;
+		} else {
+			user_regs = task_pt_regs(task);
+		}
+	}
+	if (user_regs)
+		nr_user = pvprof_capture_user(user_regs, rec->frames + nr_kernel,
+					      max_frames - nr_kernel, &flags);
+	rec->flags = flags;
+	rec->nr_kernel = nr_kernel;
+	rec->nr_user = nr_user;
+}
+NOKPROBE_SYMBOL(pvprof_capture);
