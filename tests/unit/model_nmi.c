@@ -215,14 +215,40 @@ static void process_nmi(struct model *m)
 		m->nmi_pending = limit;
 }
 
+static void entry(struct model *m, bool with_sample);
+
+struct handler_ctx {
+	struct model *m;
+	struct sim_context sc;
+};
+
+/*
+ * The capture runs between the handler's load of notice_head and its
+ * stores of record_head and notice_tail: a VM exit there (a sample, an
+ * interrupt) runs the host's entry path against a half-done handler.
+ */
+static void capture_with_exit(void *ctx, const struct pvprof_notice *n,
+			      struct pvprof_record *rec, __u32 max_frames)
+{
+	struct handler_ctx *hc = ctx;
+
+	sim_capture(&hc->sc, n, rec, max_frames);
+	if (chance(hc->m, 30))
+		entry(hc->m, chance(hc->m, 70));
+}
+
 static void deliver_nmi(struct model *m)
 {
-	struct sim_context ctx = { .user = chance(m, 40), .depth = 1 + rnd(m) % 24,
-				   .time_ns = (__u64)m->step };
+	struct handler_ctx ctx = {
+		.m = m,
+		.sc = { .user = chance(m, 40), .depth = 1 + rnd(m) % 24,
+			.time_ns = (__u64)m->step },
+	};
 	struct pvprof_nmi_result res;
 	enum pvprof_nmi_verdict verdict;
+	__u64 batch = m->ref_unconsumed;
 	__u64 room = m->v.gb.geo.record_slots - m->ref_in_ring;
-	__u64 answer = m->ref_unconsumed < room ? m->ref_unconsumed : room;
+	__u64 answer = batch < room ? batch : room;
 	bool b2b = !m->progress_since_nmi;
 	int handled = 0;
 
@@ -234,19 +260,20 @@ static void deliver_nmi(struct model *m)
 		m->swallow_nmi = false;
 
 	/* Every NMI handler of the guest runs; pvprof's is the core. */
-	verdict = pvprof_guest_nmi(&m->v.gb, sim_capture, &ctx, &res);
-	if (m->ref_unconsumed) {
+	verdict = pvprof_guest_nmi(&m->v.gb, capture_with_exit, &ctx, &res);
+	if (batch) {
+		/* Notices written during the handler are the next NMI's. */
 		RCHECK(m, verdict == PVPROF_NMI_CLAIMED, "pvprof did not claim %llu new notices",
-		       (unsigned long long)m->ref_unconsumed);
-		RCHECK(m, res.consumed == m->ref_unconsumed, "consumed %u of %llu",
-		       res.consumed, (unsigned long long)m->ref_unconsumed);
+		       (unsigned long long)batch);
+		RCHECK(m, res.consumed == batch, "consumed %u of %llu",
+		       res.consumed, (unsigned long long)batch);
 		RCHECK(m, res.callchains + res.stale == answer && res.callchains == 1 - !answer,
 		       "answered %u+%u, reference %llu", res.callchains, res.stale,
 		       (unsigned long long)answer);
-		RCHECK(m, res.dropped == m->ref_unconsumed - answer, "dropped %u", res.dropped);
+		RCHECK(m, res.dropped == batch - answer, "dropped %u", res.dropped);
 		m->ref_in_ring += answer;
 		m->ref_ring_callchains += res.callchains;
-		m->ref_unconsumed = 0;
+		m->ref_unconsumed -= batch;
 		m->ref_outstanding = false;
 		handled++;
 	} else {
@@ -379,9 +406,8 @@ static void scribble(struct model *m)
 	case 5:
 		h->record_tail += rnd(m) % 9 - 4;
 		break;
-	case 6:
-		if (chance(m, 10))
-			h->cookie ^= 1;
+	case 6:		/* reused the memory: the host must stop writing */
+		h->cookie ^= 1;
 		break;
 	case 7:
 		h->guest_errors = rnd(m);
@@ -541,11 +567,13 @@ static void run_model(struct params p)
 		for (i = 0; i < PVPROF_REJ_NR; i++)
 			rejects += a->rejects[i];
 		MCHECK(m, rejects && a->losses[PVPROF_LOSS_INVALID] &&
-		       a->losses[PVPROF_LOSS_BUFFER_GONE] && a->callchains,
+		       m->v.identity_drops && a->callchains,
 		       "the hostile guest did not provoke rejections, drops and successes");
-		printf("  hostile: %llu rejected records or indices, %llu invalid, %llu buffer gone\n",
+		printf("  hostile: %llu rejected records or indices, %llu invalid, "
+		       "%llu registrations dropped (%llu samples lost as buffer_gone)\n",
 		       (unsigned long long)rejects,
 		       (unsigned long long)a->losses[PVPROF_LOSS_INVALID],
+		       (unsigned long long)m->v.identity_drops,
 		       (unsigned long long)a->losses[PVPROF_LOSS_BUFFER_GONE]);
 	}
 	RCHECK(m, m->foreign_raised == 0 || m->foreign_handled == m->foreign_raised,

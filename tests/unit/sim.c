@@ -95,6 +95,7 @@ bool sim_host_sample(struct sim_vcpu *v, __u64 ip, __u8 cpl)
 	}
 	if (!identity_ok(v)) {
 		pvprof_host_sample_lost(&v->ring, &v->acct, PVPROF_LOSS_BUFFER_GONE);
+		v->identity_drops++;
 		sim_host_unregister(v);
 		return false;
 	}
@@ -116,6 +117,7 @@ __u32 sim_host_drain(struct sim_vcpu *v)
 	if (!v->registered)
 		return 0;
 	if (!identity_ok(v)) {
+		v->identity_drops++;
 		sim_host_unregister(v);
 		return 0;
 	}
@@ -170,10 +172,10 @@ void sim_emit_losses(struct sim_vcpu *v)
 
 void sim_host_unregister(struct sim_vcpu *v)
 {
-	if (!v->registered)
-		return;
-	pvprof_host_unregister(&v->ring, &v->acct);
-	v->registered = false;
+	if (v->registered) {
+		pvprof_host_unregister(&v->ring, &v->acct);
+		v->registered = false;
+	}
 	sim_emit_losses(v);
 }
 

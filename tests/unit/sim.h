@@ -23,6 +23,7 @@ struct sim_vcpu {
 	size_t stream_len;
 	size_t stream_cap;
 	__u64 losses_emitted[PVPROF_LOSS_NR];
+	__u64 identity_drops;	/* registrations dropped on a magic/cookie mismatch */
 };
 
 /* The interrupted context the guest's capture callback reports. */
