@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared by kvm-pvprof's test scripts: paths, PASS/FAIL/SKIP counting, running
 # the command and checking what it printed, and kvm-vm-holder, a test VMM.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # variables for the scripts that source this
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -111,6 +111,15 @@ if sys.argv[1] not in doc["error"]:
 		fail "$name" "${why:0:300}"
 	else
 		pass "$name"
+	fi
+}
+
+# expect_in_err NAME TEXT: the stderr of the last run contains TEXT.
+expect_in_err() {
+	if grep -qF -- "$2" <<<"$err"; then
+		pass "$1"
+	else
+		fail "$1" "stderr lacks '$2': ${err:0:400}"
 	fi
 }
 
