@@ -4,9 +4,10 @@
 #
 #   make            build user space (shared core, tools, unit tests)
 #   make check      install missing Debian packages, build, run every suite
-#   make check-unit fast suites only: unit, model, fuzz smoke (no VM)
+#   make check-unit fast suites only: unit, model, fuzz smoke, guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
 #   make modules    the pvprof-enabled replacement KVM modules
+#   make guest-driver  the guest kernel module pvprof_guest.ko
 #   make deps       install the Debian packages the build and tests need
 #
 # Every suite ends with a line "N passed, N failed" and leaves its counts in
@@ -19,12 +20,12 @@ CC		?= gcc
 CFLAGS_USER	:= -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
 export CFLAGS_USER
 
-.PHONY: all deps user tool modules check check-unit check-host clean help
+.PHONY: all deps user tool modules guest-driver check check-unit check-host clean help
 
 all: user
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -38,6 +39,9 @@ tool:
 modules:
 	$(MAKE) -C host-kvm
 
+guest-driver:
+	$(MAKE) -C guest-driver
+
 check: deps
 	@rm -rf $(O)/results
 	$(MAKE) check-unit
@@ -49,6 +53,7 @@ check-unit:
 	$(MAKE) -C tests/unit run
 	$(MAKE) -C tests/fuzz smoke
 	$(MAKE) -C host-kvm/tool check
+	$(MAKE) -C guest-driver
 
 check-host: modules
 	$(MAKE) -C tests/host run
