@@ -18,12 +18,6 @@
 const char *bin_name = "kvm-pvprof";
 bool json_output;
 
-bool is_help_word(const char *arg)
-{
-	return !strcmp(arg, "help") || !strcmp(arg, "-h") ||
-	       !strcmp(arg, "--help");
-}
-
 /**
  * cmd_select() - run the command named by argv[0]
  * @cmds: the level's table, ended by an entry with a NULL name

@@ -46,7 +46,6 @@ struct cmd {
 
 int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	       int (*help)(int argc, char **argv));
-bool is_help_word(const char *arg);
 int option_err(int opt, char **argv);
 int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped);
 int expect_operands(int argc, char **argv, int nr, const char *what);
