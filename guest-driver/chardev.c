@@ -7,7 +7,7 @@
  * shared core and hands the page to the host with the SIDEBAND hypercall,
  * so the host never reads memory user space can change under it.
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define pr_fmt(fmt) "pvprof: " fmt
 
 #include <linux/fs.h>
 #include <linux/gfp.h>

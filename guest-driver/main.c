@@ -11,7 +11,7 @@
  * UNREGISTER and before every zeroing, and set only after REGISTER
  * returned 0, so the host never writes a page the driver freed or reuses.
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define pr_fmt(fmt) "pvprof: " fmt
 
 #include <linux/cc_platform.h>
 #include <linux/cpu.h>

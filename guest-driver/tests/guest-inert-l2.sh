@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The L2 half of guest-inert.sh (busybox sh, run as the L2 init hook).
+# Loads and unloads pvprof_guest.ko around perf and an NMI backtrace and
+# prints what it saw as "FACT <name> <value>" lines; guest-inert.sh on the
+# outer machine decides what passes.  Exits 0 when it ran to the end.
+
+# The busy loops perf runs are single-quoted on purpose.
+# shellcheck disable=SC2016
+
+fact() {
+	echo "FACT $*"
+}
+
+# Kernel log lines the driver printed (its pr_fmt prefix is "pvprof: ").
+driver_lines() {
+	dmesg | sed -n 's/^\[ *[0-9.]*\] pvprof: //p'
+}
+
+dmesg -c > /dev/null
+
+insmod /pvprof_guest.ko
+fact insmod_status $?
+fact driver_line_count "$(driver_lines | wc -l)"
+driver_lines | while read -r line; do fact driver_line "$line"; done
+fact module_listed "$(grep -c '^pvprof_guest ' /proc/modules)"
+fact debugfs_mode "$(sed -n 's/^mode //p' /sys/kernel/debug/pvprof/status 2>/dev/null)"
+fact debugfs_registrations "$(sed -n 's/^registrations //p' /sys/kernel/debug/pvprof/stats 2>/dev/null)"
+fact dev_pvprof "$([ -e /dev/pvprof ] && echo present || echo absent)"
+
+# perf keeps working with the driver loaded.
+perf stat -e task-clock,cpu-clock,context-switches -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done' \
+	> /tmp/perf-stat.out 2>&1
+fact perf_stat_status $?
+fact perf_stat_task_clock "$(grep -c 'task-clock' /tmp/perf-stat.out)"
+perf record -q -e cpu-clock -g -o /tmp/perf.data -- sh -c 'i=0; while [ $i -lt 50000 ]; do i=$((i + 1)); done' \
+	> /tmp/perf-record.out 2>&1
+fact perf_record_status $?
+fact perf_record_samples "$(perf script -i /tmp/perf.data 2>/dev/null | grep -c 'cpu-clock')"
+
+# An NMI backtrace of all CPUs: the other CPU gets a real NMI IPI.
+cpu1_nmis() {
+	awk '$1 == "NMI:" { print $3 }' /proc/interrupts
+}
+nmi_before=$(cpu1_nmis)
+echo l > /proc/sysrq-trigger
+polls=0
+until dmesg | grep -q 'NMI backtrace for cpu 1' || [ $polls -ge 100 ]; do
+	sleep 0.1
+	polls=$((polls + 1))
+done
+fact nmi_backtrace_cpu1 "$(dmesg | grep -c 'NMI backtrace for cpu 1')"
+nmi_after=$(cpu1_nmis)
+fact cpu1_nmis_during_sysrq "$((nmi_after - nmi_before))"
+
+rmmod pvprof_guest
+fact rmmod_status $?
+fact debugfs_gone_after_rmmod "$([ -e /sys/kernel/debug/pvprof ] && echo no || echo yes)"
+
+# Reload: every load prints its line again, every unload succeeds.
+reload_failures=0
+for _ in 1 2 3; do
+	insmod /pvprof_guest.ko || reload_failures=$((reload_failures + 1))
+	rmmod pvprof_guest || reload_failures=$((reload_failures + 1))
+done
+fact reload_failures "$reload_failures"
+fact driver_line_count_total "$(driver_lines | wc -l)"
+
+fact unknown_nmi_lines "$(dmesg | grep -c -e 'Uhhuh' -e 'Dazed and confused')"
+# Kernel splats, as tests/host/run-suite.sh matches them.
+splats='WARNING: CPU|BUG:|Oops|general protection fault|possible .*locking'
+fact kernel_warning_lines "$(dmesg | grep -c -E "$splats")"
+dmesg | grep -E "$splats|Uhhuh|Dazed" | head -n 5 | while read -r line; do
+	fact kernel_bad_line "$line"
+done
+exit 0

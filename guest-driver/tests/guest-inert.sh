@@ -1,0 +1,174 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# guest-inert: pvprof_guest.ko in a Linux L2 on hosts that cannot sample it.
+#
+# Three hosts, each an L1 of the nested test host running a 2-vCPU L2:
+#   stock    the distro KVM: PROBE fails with -KVM_ENOSYS
+#   exposed  the pvprof KVM: PROBE succeeds; while the host offers no
+#            sampling feature the driver must stay inert (once the host
+#            data path offers one, the driver must register every CPU)
+#   hidden   the pvprof KVM with pvprof_expose=0: PROBE fails as on stock
+# In each, the driver prints exactly one line per load, loads, unloads and
+# reloads cleanly, and perf stat, perf record and an NMI backtrace of all
+# CPUs keep working with it loaded, with no unknown-NMI report and no
+# kernel warning in L2 or L1.
+#
+# usage: guest-inert.sh            (on the build machine)
+#        guest-inert.sh --in-l1 OUT CASE...   (inside L1, called by the above)
+# Writes "<passed> <failed>" to $O/results/guest-inert.
+
+# The conditions handed to eval are single-quoted on purpose.
+# shellcheck disable=SC2016
+PROG=guest-inert
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../tests/nested/common.sh
+source "$TESTS_DIR/../../tests/nested/common.sh"
+set -uo pipefail
+
+L2_IMAGE=$NESTED_OUT/guest-inert-l2.cpio
+EXPOSE_PARAM=/sys/module/kvm/parameters/pvprof_expose
+
+# Inside L1: boot one L2 per case, its console in OUT/CASE.console.
+in_l1() {
+	local out=$1 case
+	shift
+	for case in "$@"; do
+		if [ "$case" = hidden ]; then
+			echo 0 > "$EXPOSE_PARAM" || { echo 125 > "$out/$case.status"; continue; }
+		fi
+		"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --timeout 900 \
+			--console "$out/$case.console" 2> "$out/$case.stderr"
+		echo $? > "$out/$case.status"
+		[ "$case" = hidden ] && echo 1 > "$EXPOSE_PARAM"
+	done
+	exit 0
+}
+
+if [ "${1:-}" = --in-l1 ]; then
+	shift
+	in_l1 "$@"
+fi
+
+passed=0
+failed=0
+check() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then
+		echo "PASS $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name: $why"
+		failed=$((failed + 1))
+	fi
+}
+
+finish() {
+	mkdir -p "$O/results"
+	echo "$passed $failed" > "$O/results/guest-inert"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# fact CONSOLE NAME: the value of the first "FACT NAME value" line.
+fact() {
+	sed -n "s/^FACT $2 //p" "$1" | head -n 1 | tr -d '\r'
+}
+
+outdir=$NESTED_OUT/guest-inert
+rm -rf "$outdir"
+mkdir -p "$outdir/stock" "$outdir/pvprof" || die "cannot create $outdir"
+
+# The module, and the L2 image with it, perf and perf's libraries.
+if ! make -s -C "$REPO_DIR/guest-driver" > "$outdir/build.log" 2>&1; then
+	cat "$outdir/build.log"
+	check module-builds "make -C guest-driver failed (log above)" false
+	finish
+fi
+check module-builds "" true
+ko=$O/guest-driver/pvprof_guest.ko
+perf_bin=$(readlink -f "$(command -v perf)") || die "perf not found; install linux-perf"
+files=(--file "$ko:/pvprof_guest.ko" --file "$perf_bin:/usr/bin/perf")
+while read -r lib; do
+	files+=(--file "$lib:$lib")
+done < <(ldd "$perf_bin" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
+"$NESTED_DIR/l2-initramfs" --run "$TESTS_DIR/guest-inert-l2.sh" "${files[@]}" \
+	-o "$L2_IMAGE" > /dev/null || die "l2-initramfs failed"
+
+if [ ! -f "$O/host-kvm/kvm.ko" ]; then
+	make -s -C "$REPO_DIR/host-kvm" modules > "$outdir/host-kvm-build.log" 2>&1 ||
+		die "the pvprof KVM modules are missing and 'make -C host-kvm modules' failed (see $outdir/host-kvm-build.log)"
+fi
+
+"$NESTED_DIR/run-l1" --kvm stock --smp 2 --timeout 1500 --out "$outdir/stock" -- \
+	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/stock" stock \
+	> "$outdir/stock.stdout" 2> "$outdir/stock.stderr"
+check l1-stock-runs "run-l1 exited $?: $(tail -n 3 "$outdir/stock.stderr")" [ -f "$outdir/stock/stock.status" ]
+"$NESTED_DIR/run-l1" --kvm pvprof --smp 2 --timeout 2500 --out "$outdir/pvprof" -- \
+	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/pvprof" exposed hidden \
+	> "$outdir/pvprof.stdout" 2> "$outdir/pvprof.stderr"
+check l1-pvprof-runs "run-l1 exited $?: $(tail -n 3 "$outdir/pvprof.stderr")" [ -f "$outdir/pvprof/hidden.status" ]
+
+not_supported='^host does not support pvprof (PROBE returned -1000)$'
+no_feature='^host offers no sampling feature (ABI 1, features 0x0)$'
+sampling='^ABI 1, features 0x[0-9a-f]*, 16384-byte buffers on 2 CPUs$'
+
+for spec in stock:stock exposed:pvprof hidden:pvprof; do
+	case=${spec%%:*}
+	dir=$outdir/${spec#*:}
+	con=$dir/$case.console
+	status=$(cat "$dir/$case.status" 2>/dev/null)
+	check "$case-l2-ran" "run-l2 exited '$status' (see $con)" [ "$status" = 0 ]
+	[ "$status" = 0 ] || continue
+
+	declare -A f=()
+	for name in insmod_status driver_line driver_line_count module_listed debugfs_mode \
+		debugfs_registrations dev_pvprof perf_stat_status perf_stat_task_clock \
+		perf_record_status perf_record_samples nmi_backtrace_cpu1 cpu1_nmis_during_sysrq \
+		rmmod_status debugfs_gone_after_rmmod reload_failures driver_line_count_total \
+		unknown_nmi_lines kernel_warning_lines kernel_bad_line; do
+		f[$name]=$(fact "$con" "$name")
+	done
+	expect=$not_supported
+	if [ "$case" = exposed ]; then
+		expect=$no_feature
+		grep -q "$sampling" <<< "${f[driver_line]}" && expect=$sampling
+	fi
+	check "$case-insmod" "insmod exited '${f[insmod_status]}'" [ "${f[insmod_status]}" = 0 ]
+	check "$case-one-line" "the driver printed '${f[driver_line_count]}' lines" [ "${f[driver_line_count]}" = 1 ]
+	check "$case-line-says-why" "line '${f[driver_line]}' does not match /$expect/" \
+		grep -q "$expect" <<< "${f[driver_line]}"
+	check "$case-stays-loaded" "not in /proc/modules" [ "${f[module_listed]}" = 1 ]
+	if [ "$expect" = "$sampling" ]; then
+		check "$case-registers-every-cpu" "debugfs mode '${f[debugfs_mode]}', registrations '${f[debugfs_registrations]}'" \
+			eval '[ "${f[debugfs_mode]}" = sampling ] && [ "${f[debugfs_registrations]}" = 2 ]'
+	else
+		check "$case-inert" "debugfs mode '${f[debugfs_mode]}', registrations '${f[debugfs_registrations]}'" \
+			eval '[ "${f[debugfs_mode]}" = inert ] && [ "${f[debugfs_registrations]}" = 0 ]'
+		check "$case-no-device" "/dev/pvprof ${f[dev_pvprof]} without the sideband feature" \
+			[ "${f[dev_pvprof]}" = absent ]
+	fi
+	check "$case-perf-stat" "perf stat exited '${f[perf_stat_status]}', task-clock lines '${f[perf_stat_task_clock]}'" \
+		eval '[ "${f[perf_stat_status]}" = 0 ] && [ "${f[perf_stat_task_clock]:-0}" -ge 1 ]'
+	check "$case-perf-record" "perf record exited '${f[perf_record_status]}', '${f[perf_record_samples]}' samples" \
+		eval '[ "${f[perf_record_status]}" = 0 ] && [ "${f[perf_record_samples]:-0}" -ge 1 ]'
+	check "$case-nmi-backtrace" "'${f[nmi_backtrace_cpu1]}' backtraces from CPU 1, '${f[cpu1_nmis_during_sysrq]}' NMIs on CPU 1" \
+		eval '[ "${f[nmi_backtrace_cpu1]:-0}" -ge 1 ] && [ "${f[cpu1_nmis_during_sysrq]:-0}" -ge 1 ]'
+	check "$case-rmmod" "rmmod exited '${f[rmmod_status]}', debugfs gone: '${f[debugfs_gone_after_rmmod]}'" \
+		eval '[ "${f[rmmod_status]}" = 0 ] && [ "${f[debugfs_gone_after_rmmod]}" = yes ]'
+	check "$case-reload" "'${f[reload_failures]}' failed insmod/rmmod in 3 rounds, '${f[driver_line_count_total]}' lines for 4 loads" \
+		eval '[ "${f[reload_failures]}" = 0 ] && [ "${f[driver_line_count_total]}" = 4 ]'
+	check "$case-no-unknown-nmi" "'${f[unknown_nmi_lines]}' unknown-NMI lines: ${f[kernel_bad_line]}" \
+		[ "${f[unknown_nmi_lines]}" = 0 ]
+	check "$case-no-l2-warning" "'${f[kernel_warning_lines]}' lines: ${f[kernel_bad_line]}" \
+		[ "${f[kernel_warning_lines]}" = 0 ]
+done
+
+for l1 in stock pvprof; do
+	bad=$(grep -E 'WARNING: CPU|BUG:|Oops|general protection fault|possible .*locking|Uhhuh|Dazed and confused' \
+		"$outdir/$l1/dmesg.txt" 2>/dev/null | head -n 1)
+	check "l1-$l1-no-warning" "L1 logged: ${bad:-no dmesg.txt}" \
+		eval '[ -f "$outdir/$l1/dmesg.txt" ] && [ -z "$bad" ]'
+done
+finish
