@@ -167,14 +167,15 @@ static int check_process(struct vm_session *s)
 	return EXIT_OK;
 }
 
-static bool fd_is_vm(int dirfd, const char *name, char *link, size_t size)
+/* Reads the link of fd @name in @dirfd; 0 or the errno of readlinkat(). */
+static int read_fd_link(int dirfd, const char *name, char *link, size_t size)
 {
 	ssize_t n = readlinkat(dirfd, name, link, size - 1);
 
 	if (n < 0)
-		return false;
+		return errno;
 	link[n] = '\0';
-	return !strcmp(link, VM_FD_LINK);
+	return 0;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -208,7 +209,7 @@ static void perm_hint(char *hint, size_t size, int pid)
  */
 static int find_vm_fd(struct vm_session *s)
 {
-	int fds[VM_FDS_SHOWN + 1], nr = 0, ret = EXIT_FAILED;
+	int fds[VM_FDS_SHOWN + 1], nr = 0, ret = EXIT_FAILED, err;
 	char path[64], link[256], list[160], hint[160];
 	struct dirent *de;
 	DIR *dir;
@@ -216,14 +217,15 @@ static int find_vm_fd(struct vm_session *s)
 	snprintf(path, sizeof(path), "/proc/%d/fd", s->pid);
 	dir = opendir(path);
 	if (!dir) {
-		if (errno == EACCES || errno == EPERM) {
+		err = errno;
+		if (err == EACCES || err == EPERM) {
 			perm_hint(hint, sizeof(hint), s->pid);
 			p_err_hint(hint, "cannot list the file descriptors of process %d (%s): %s",
-				   s->pid, s->comm, strerror(errno));
-		} else if (errno == ENOENT) {
+				   s->pid, s->comm, strerror(err));
+		} else if (err == ENOENT) {
 			p_err("no such process: %d", s->pid);
 		} else {
-			p_err("cannot list %s: %s", path, strerror(errno));
+			p_err("cannot list %s: %s", path, strerror(err));
 		}
 		return EXIT_FAILED;
 	}
@@ -231,14 +233,15 @@ static int find_vm_fd(struct vm_session *s)
 		char name[16];
 
 		snprintf(name, sizeof(name), "%d", s->vmm_fd);
-		if (fd_is_vm(dirfd(dir), name, link, sizeof(link)))
+		err = read_fd_link(dirfd(dir), name, link, sizeof(link));
+		if (!err && !strcmp(link, VM_FD_LINK))
 			ret = EXIT_OK;
-		else if (errno == ENOENT)
+		else if (err == ENOENT)
 			p_err("process %d (%s) has no fd %d", s->pid, s->comm,
 			      s->vmm_fd);
-		else if (errno == EACCES || errno == EPERM)
+		else if (err)
 			p_err("cannot read %s/%d: %s", path, s->vmm_fd,
-			      strerror(errno));
+			      strerror(err));
 		else
 			p_err("fd %d of process %d (%s) is not a KVM VM: it is %s",
 			      s->vmm_fd, s->pid, s->comm, link);
@@ -249,7 +252,8 @@ static int find_vm_fd(struct vm_session *s)
 		int fd;
 
 		if (!parse_int(de->d_name, strlen(de->d_name), 0, &fd) ||
-		    !fd_is_vm(dirfd(dir), de->d_name, link, sizeof(link)))
+		    read_fd_link(dirfd(dir), de->d_name, link, sizeof(link)) ||
+		    strcmp(link, VM_FD_LINK))
 			continue;
 		if (nr < (int)(sizeof(fds) / sizeof(fds[0])))
 			fds[nr] = fd;
