@@ -279,9 +279,27 @@ out_dir:
 	return ret;
 }
 
+/* Whether our effective capabilities include CAP_SYS_PTRACE (bit 19). */
+static bool has_cap_sys_ptrace(void)
+{
+	unsigned long long eff = 0;
+	char line[128];
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff:\t%llx", &eff) == 1;
+	fclose(f);
+	return eff & (1ULL << 19);
+}
+
 static void ptrace_hint(char *hint, size_t size)
 {
 	const char *scope_path = "/proc/sys/kernel/yama/ptrace_scope";
+	char yama[96] = "";
 	int scope = -1;
 	FILE *f;
 
@@ -291,18 +309,21 @@ static void ptrace_hint(char *hint, size_t size)
 			scope = -1;
 		fclose(f);
 	}
+	if (scope >= 0)
+		snprintf(yama, sizeof(yama), "; Yama's %s is %d", scope_path,
+			 scope);
 	if (scope == 3)
 		snprintf(hint, size,
-			 "Yama forbids every ptrace attach, even for root (%s is 3, and stays 3 until reboot); pidfd_getfd() cannot work on this host",
+			 "Yama forbids every ptrace attach, even for root (%s is 3, and stays 3 until reboot): pidfd_getfd() cannot work on this host",
 			 scope_path);
-	else if (geteuid() == 0)
+	else if (has_cap_sys_ptrace())
 		snprintf(hint, size,
-			 "pidfd_getfd() needs ptrace access to the VMM; root was refused, so a security module denied it (%s is %d): look for AppArmor or SELinux denials in the kernel log ('dmesg | grep -i denied')",
-			 scope_path, scope);
+			 "pidfd_getfd() needs ptrace access to the VMM, and even CAP_SYS_PTRACE was refused, so a security module denied it%s: look for AppArmor or SELinux denials in the kernel log ('dmesg | grep -i denied')",
+			 yama);
 	else
 		snprintf(hint, size,
-			 "pidfd_getfd() needs ptrace access to the VMM (CAP_SYS_PTRACE over it, and Yama's %s is %d): run %s as root",
-			 scope_path, scope, bin_name);
+			 "pidfd_getfd() needs ptrace access to the VMM (CAP_SYS_PTRACE over it%s): run %s as root",
+			 yama, bin_name);
 }
 
 /* Copies the VM fd out of the VMM. */

@@ -225,7 +225,7 @@ else
 	echo 1 >"$yama"
 	expect_err "permission: same user, ptrace_scope 1 (not a descendant)" 1 "cannot take fd ${holder_fds[0]} from process $nobody_vm (kvm-vm-holder): Operation not permitted" \
 		"${as_nobody[@]}" -- status "$nobody_vm"
-	expect_in_err "permission: ptrace_scope 1 hint says what to do" "Yama's $yama is 1): run kvm-pvprof as root"
+	expect_in_err "permission: ptrace_scope 1 hint says what to do" "(CAP_SYS_PTRACE over it; Yama's $yama is 1): run kvm-pvprof as root"
 	echo 3 >"$yama"
 	expect_err "permission: root refused by Yama ptrace_scope 3" 1 "cannot take fd ${holder_fds[0]} from process $nobody_vm (kvm-vm-holder): Operation not permitted" \
 		-- status "$nobody_vm"
