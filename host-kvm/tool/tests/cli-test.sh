@@ -7,7 +7,8 @@
 # non-KVM process, a thread, fds that are not VMs, missing libvirt,
 # permission denied). Where /dev/kvm exists (stock KVM, e.g. in L1 through
 # 'make check-stock') it also runs kvm-vm-holder, a real KVM process with
-# one or two VMs, and expects "host KVM does not support pvprof".
+# one or two VMs, and a stopped QEMU, and expects "host KVM does not support
+# pvprof".
 #
 # Cases this machine cannot run (no /dev/kvm, not root, no Yama) are listed
 # as SKIP and counted apart, never as passed. With PVPROF_TOOL_TEST_SYSCTL=1
@@ -200,6 +201,16 @@ else
 		expect_err "kvm: PID:FD of a non-VM fd in a KVM process" 1 "fd 2 of process $two (kvm-vm-holder) is not a KVM VM" -- status "$two:2"
 	else
 		fail "kvm: two VMs" "kvm-vm-holder did not start: $holder_error"
+	fi
+	# A real VMM: -daemonize returns once the VM exists, -S never runs it.
+	if qemu-system-x86_64 -accel kvm -M microvm,x-option-roms=off -cpu host -m 64 \
+		-S -nodefaults -display none -daemonize -pidfile "$tmp/qemu.pid" \
+		</dev/null >"$tmp/qemu.log" 2>&1; then
+		qemu=$(<"$tmp/qemu.pid")
+		helper_pids+=("$qemu")
+		expect_err "kvm: a QEMU process on stock KVM" 1 "$no_pvprof" -- status "$qemu"
+	else
+		fail "kvm: a QEMU process on stock KVM" "QEMU did not start: $(head -c 300 "$tmp/qemu.log")"
 	fi
 	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		expect_err "kvm: root without CAP_SYS_ADMIN/CAP_PERFMON on stock KVM" 1 "$no_pvprof" \
