@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The L2 half of guest-inert.sh (busybox sh, run as the L2 init hook).
-# Loads and unloads pvprof_guest.ko around perf and an NMI backtrace and
-# prints what it saw as "FACT <name> <value>" lines; guest-inert.sh on the
-# outer machine decides what passes.  Exits 0 when it ran to the end.
+# Loads and unloads pvprof_guest.ko around perf and an NMI backtrace, runs
+# the NMI-path self-test (pvprof_selftest.ko, stack_user), and prints what
+# it saw as "FACT <name> <value>" lines; guest-inert.sh on the outer machine
+# decides what passes.  Exits 0 when it ran to the end.
 
 # The busy loops perf runs are single-quoted on purpose.
 # shellcheck disable=SC2016
@@ -38,20 +39,20 @@ perf record -q -e cpu-clock -g -o /tmp/perf.data -- sh -c 'i=0; while [ $i -lt 5
 fact perf_record_status $?
 fact perf_record_samples "$(perf script -i /tmp/perf.data 2>/dev/null | grep -c 'cpu-clock')"
 
-# An NMI backtrace of all CPUs: the other CPU gets a real NMI IPI.
-cpu1_nmis() {
-	awk '$1 == "NMI:" { print $3 }' /proc/interrupts
+# An NMI backtrace of all CPUs: the CPU that handles the write prints its
+# own, the other one gets a real NMI IPI.
+nmi_count() {
+	awk '$1 == "NMI:" { print $2 + $3 }' /proc/interrupts
 }
-nmi_before=$(cpu1_nmis)
+nmi_before=$(nmi_count)
 echo l > /proc/sysrq-trigger
 polls=0
-until dmesg | grep -q 'NMI backtrace for cpu 1' || [ $polls -ge 100 ]; do
+until [ "$(dmesg | grep -c 'NMI backtrace for cpu [01]')" -ge 2 ] || [ $polls -ge 100 ]; do
 	sleep 0.1
 	polls=$((polls + 1))
 done
-fact nmi_backtrace_cpu1 "$(dmesg | grep -c 'NMI backtrace for cpu 1')"
-nmi_after=$(cpu1_nmis)
-fact cpu1_nmis_during_sysrq "$((nmi_after - nmi_before))"
+fact nmi_backtraces "$(dmesg | grep -c 'NMI backtrace for cpu [01]')"
+fact nmis_during_sysrq "$(($(nmi_count) - nmi_before))"
 
 rmmod pvprof_guest
 fact rmmod_status $?
@@ -65,6 +66,20 @@ for _ in 1 2 3; do
 done
 fact reload_failures "$reload_failures"
 fact driver_line_count_total "$(driver_lines | wc -l)"
+
+# The NMI path against the local fake host of pvprof_selftest.ko: one
+# notice, then three (two answered stale).
+insmod /pvprof_selftest.ko
+fact selftest_insmod_status $?
+for n in 1 3; do
+	/stack_user "$n" > "/tmp/selftest-$n.out" 2>&1
+	fact "selftest_${n}_status" $?
+	while read -r line; do
+		fact "selftest_${n}_line" "$line"
+	done < "/tmp/selftest-$n.out"
+done
+rmmod pvprof_selftest
+fact selftest_rmmod_status $?
 
 fact unknown_nmi_lines "$(dmesg | grep -c -e 'Uhhuh' -e 'Dazed and confused')"
 # Kernel splats, as tests/host/run-suite.sh matches them.
