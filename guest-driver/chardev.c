@@ -126,14 +126,14 @@ out_page:
 /**
  * pvprof_chardev_exit() - remove /dev/pvprof
  *
- * Writers still inside write() hold the file open, and misc_deregister()
- * does not wait for them; the module cannot be unloaded while a file is
- * open (fops.owner), so the page is free to go.
- *
  * Context: process context, may sleep.
  */
 void pvprof_chardev_exit(void)
 {
+	/*
+	 * The page can go at once: a writer holds its file open, and an open
+	 * file holds the module (fops.owner), so nobody is inside write().
+	 */
 	misc_deregister(&pvprof_sb_dev);
 	__free_page(pvprof_sb_page);
 }
