@@ -15,10 +15,12 @@
 #include <linux/compiler.h>
 #include <linux/kvm_para.h>
 #include <linux/minmax.h>
-#include <linux/moduleparam.h>
 #include <linux/nospec.h>
+#include <linux/random.h>
+#include <linux/slab.h>
 
 #include "pvprof_hooks.h"
+#include "pvprof_host.h"
 
 /* The ABI's first six codes are the -KVM_E* values guests already know. */
 static_assert(PVPROF_EPERM == KVM_EPERM);
@@ -28,16 +30,11 @@ static_assert(PVPROF_EINVAL == KVM_EINVAL);
 static_assert(PVPROF_EOPNOTSUPP == KVM_EOPNOTSUPP);
 static_assert(PVPROF_ENOSYS == KVM_ENOSYS);
 
-static bool pvprof_expose = true;
-module_param(pvprof_expose, bool, 0644);
-MODULE_PARM_DESC(pvprof_expose,
-		 "Let guests use pvprof (default 1); when 0, PROBE fails with -KVM_ENOSYS exactly as on stock KVM");
-
 /*
- * Features this host implements.  Registration, sampling and sideband come
- * with the host data path; until it exists REGISTER, UNREGISTER, QUERY and
- * SIDEBAND answer -PVPROF_EOPNOTSUPP and the probe advertises no feature, so
- * a conforming guest sees a pvprof host it cannot use and stays inert.
+ * Features this host implements.  REGISTER, UNREGISTER and QUERY work;
+ * sampling and SIDEBAND do not exist yet (SIDEBAND answers
+ * -PVPROF_EOPNOTSUPP), so the probe advertises no feature and a conforming
+ * guest stays inert.
  */
 #define PVPROF_HOST_FEATURES	0U
 
@@ -81,6 +78,121 @@ static long pvprof_probe(unsigned long guest_version)
 				 PVPROF_HOST_FEATURES);
 }
 
+/* Bytes of the header the host writes at registration: lines 0 and 1. */
+#define PVPROF_HOST_LINES_SIZE	offsetof(struct pvprof_buf_header, notice_tail)
+
+static u64 pvprof_new_cookie(u64 previous)
+{
+	u64 cookie;
+
+	do {
+		cookie = get_random_u64();
+	} while (!cookie || cookie == previous);
+	return cookie;
+}
+
+/*
+ * REGISTER's checks 4 to 8 and the header writes, for a vCPU that is not
+ * registered.  Runs with kvm->srcu held (every hypercall does), which the
+ * memslot lookups need.
+ */
+static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv,
+				   u64 gpa, u64 size)
+{
+	struct pvprof_buf_header *hdr;
+	u64 cookie = pvprof_new_cookie(pv->cookie);
+	long ret;
+
+	/*
+	 * Checks 4 and 5: the core derives the geometry and rejects the size.
+	 * The ring means nothing until registered is set, so a failed
+	 * REGISTER may leave it half built.
+	 */
+	ret = pvprof_host_ring_init(&pv->ring, size, 0, cookie);
+	if (ret)
+		return ret;
+	if (!PAGE_ALIGNED(gpa) || gpa + size < gpa)
+		return -PVPROF_EINVAL;
+	/* Fails for a gfn outside every memslot or in a read-only one. */
+	if (kvm_gfn_to_hva_cache_init(vcpu->kvm, &pv->buf, gpa, size))
+		return -PVPROF_EFAULT;
+
+	hdr = kmalloc(sizeof(*hdr), GFP_KERNEL_ACCOUNT);
+	if (!hdr)
+		return -PVPROF_ERATELIMIT;
+	ret = -PVPROF_EFAULT;
+	if (kvm_read_guest_offset_cached(vcpu->kvm, &pv->buf, hdr, 0, sizeof(*hdr)))
+		goto free_hdr;
+	ret = -PVPROF_EINVAL;
+	if (!pvprof_host_header_clean(hdr))
+		goto free_hdr;
+
+	pvprof_host_header_init(hdr, &pv->ring, 0, PVPROF_EVENT_CPU_CLOCK, 0);
+	ret = -PVPROF_EFAULT;
+	if (kvm_write_guest_offset_cached(vcpu->kvm, &pv->buf, hdr, 0,
+					  PVPROF_HOST_LINES_SIZE))
+		goto free_hdr;
+
+	pv->cookie = cookie;
+	pv->gpa = gpa;
+	pv->registered = true;
+	ret = 0;
+free_hdr:
+	kfree(hdr);
+	return ret;
+}
+
+/* REGISTER: spec section 4.2, checks in the spec's order. */
+static long pvprof_register(struct kvm_vcpu *vcpu, u64 gpa, u64 size, u64 flags)
+{
+	struct pvprof_vcpu *pv;
+	long ret;
+
+	if (flags)
+		return -PVPROF_EINVAL;
+	if (vcpu->arch.guest_state_protected)
+		return -PVPROF_EPROTECTED;
+	pv = pvprof_vcpu_get_or_create(vcpu);
+	if (!pv)
+		return -PVPROF_ERATELIMIT;
+
+	mutex_lock(&pv->lock);
+	if (pv->registered)
+		ret = -PVPROF_EALREADY;
+	else
+		ret = pvprof_register_buffer(vcpu, pv, gpa, size);
+	mutex_unlock(&pv->lock);
+	return ret;
+}
+
+/* UNREGISTER: spec section 4.3; idempotent. */
+static long pvprof_unregister(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
+
+	if (!pv)
+		return 0;
+	mutex_lock(&pv->lock);
+	pvprof_vcpu_drop(pv);
+	mutex_unlock(&pv->lock);
+	return 0;
+}
+
+/* QUERY: spec section 4.4; never touches guest memory. */
+static long pvprof_query(struct kvm_vcpu *vcpu, u64 gpa)
+{
+	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
+	long ret = PVPROF_QUERY_UNREGISTERED;
+
+	if (!pv)
+		return ret;
+	mutex_lock(&pv->lock);
+	if (pv->registered && pv->gpa == gpa)
+		ret = PVPROF_QUERY_REGISTERED;
+	mutex_unlock(&pv->lock);
+	return ret;
+}
+
 /**
  * kvm_pvprof_hypercall() - handle one PVPROF_HC_NR hypercall
  * @vcpu: the calling vCPU (the one a registration would belong to)
@@ -95,13 +207,15 @@ static long pvprof_probe(unsigned long guest_version)
  * Return: the value for the guest's rax: non-negative on success, else a
  * negated PVPROF_E* code.  When pvprof is not exposed, PROBE returns
  * -KVM_ENOSYS (indistinguishable from stock KVM) and every other op
- * -PVPROF_ENOTEXPOSED.
+ * -PVPROF_ENOTEXPOSED; a hidden VM's registration of this vCPU is dropped.
  */
 long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,
 			  unsigned long a1, unsigned long a2, unsigned long a3)
 {
-	if (!READ_ONCE(pvprof_expose))
+	if (pvprof_vm_hidden(vcpu->kvm)) {
+		kvm_pvprof_vcpu_reset(vcpu);
 		return op == PVPROF_OP_PROBE ? -KVM_ENOSYS : -PVPROF_ENOTEXPOSED;
+	}
 
 	if (op > PVPROF_OP_MAX)
 		return -PVPROF_EOPNOTSUPP;
@@ -113,8 +227,14 @@ long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,
 	switch (op) {
 	case PVPROF_OP_PROBE:
 		return pvprof_probe(a1);
+	case PVPROF_OP_REGISTER:
+		return pvprof_register(vcpu, a1, a2, a3);
+	case PVPROF_OP_UNREGISTER:
+		return pvprof_unregister(vcpu);
+	case PVPROF_OP_QUERY:
+		return pvprof_query(vcpu, a1);
 	default:
-		/* REGISTER, UNREGISTER, QUERY, SIDEBAND: see PVPROF_HOST_FEATURES. */
+		/* SIDEBAND: see PVPROF_HOST_FEATURES. */
 		return -PVPROF_EOPNOTSUPP;
 	}
 }

@@ -5,6 +5,7 @@
 #define pr_fmt(fmt) "kvm-pvprof: " fmt
 
 #include <linux/printk.h>
+#include <linux/rcupdate.h>
 
 #include "pvprof_hooks.h"
 
@@ -26,9 +27,11 @@ int __init kvm_pvprof_init(void)
 /**
  * kvm_pvprof_exit() - tear pvprof down when kvm.ko unloads
  *
- * Every VM is gone by then (each holds a reference on kvm.ko).
+ * Every VM and stream fd is gone by then (each holds a reference on
+ * kvm.ko); wait for the RCU callbacks that free their pvprof objects.
  */
 void __exit kvm_pvprof_exit(void)
 {
+	rcu_barrier();
 	pr_info("unloaded\n");
 }

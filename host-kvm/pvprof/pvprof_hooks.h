@@ -11,10 +11,15 @@
 
 #include "abi/pvprof.h"
 
+struct kvm;
 struct kvm_vcpu;
 
 int __init kvm_pvprof_init(void);
 void __exit kvm_pvprof_exit(void);
+
+void kvm_pvprof_vcpu_reset(struct kvm_vcpu *vcpu);
+void kvm_pvprof_vcpu_destroy(struct kvm_vcpu *vcpu);
+void kvm_pvprof_vm_destroy(struct kvm *kvm);
 
 long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,
 			  unsigned long a1, unsigned long a2, unsigned long a3);

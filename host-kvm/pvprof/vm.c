@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvprof side tables: the per-VM object, found from struct kvm under RCU,
+ * and the per-vCPU state it owns.
+ *
+ * The table holds one reference on each object from its creation until
+ * kvm_arch_pre_destroy_vm(); code running on behalf of the VM (vCPU
+ * threads, ioctls holding a VM fd) can therefore use the object without a
+ * reference of its own.  Anything that outlives the VM (a stream fd) takes
+ * a reference.
+ */
+#define pr_fmt(fmt) "kvm-pvprof: " fmt
+
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include "pvprof_hooks.h"
+#include "pvprof_host.h"
+
+static bool pvprof_expose = true;
+module_param(pvprof_expose, bool, 0644);
+MODULE_PARM_DESC(pvprof_expose,
+		 "Let guests use pvprof (default 1); when 0, PROBE fails with -KVM_ENOSYS exactly as on stock KVM, except in VMs made visible with PVPROF_CTL_EXPOSE");
+
+#define PVPROF_VM_HASH_BITS	6
+
+static DEFINE_HASHTABLE(pvprof_vms, PVPROF_VM_HASH_BITS);
+static DEFINE_SPINLOCK(pvprof_vms_lock);
+
+/**
+ * pvprof_vm_find() - the pvprof object of a VM, if it has one
+ * @kvm: the VM
+ *
+ * The caller runs on behalf of the VM (it holds the VM alive), so the
+ * object stays valid without a reference.
+ *
+ * Return: the object or NULL.
+ */
+struct pvprof_vm *pvprof_vm_find(struct kvm *kvm)
+{
+	struct pvprof_vm *pvm;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(pvprof_vms, pvm, node, (unsigned long)kvm) {
+		if (pvm->kvm == kvm) {
+			rcu_read_unlock();
+			return pvm;
+		}
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+
+/**
+ * pvprof_vm_get_or_create() - the pvprof object of a VM, created on first use
+ * @kvm: the VM, held alive by the caller
+ *
+ * Return: the object, or NULL when it cannot be allocated.
+ */
+struct pvprof_vm *pvprof_vm_get_or_create(struct kvm *kvm)
+{
+	struct pvprof_vm *pvm, *old;
+
+	pvm = pvprof_vm_find(kvm);
+	if (pvm)
+		return pvm;
+
+	pvm = kvzalloc(sizeof(*pvm), GFP_KERNEL_ACCOUNT);
+	if (!pvm)
+		return NULL;
+	kref_init(&pvm->ref);
+	mutex_init(&pvm->lock);
+	pvm->kvm = kvm;
+	pvm->expose = PVPROF_EXPOSE_DEFAULT;
+
+	/* Two threads of one VM may race to create it: keep the first. */
+	spin_lock(&pvprof_vms_lock);
+	old = pvprof_vm_find(kvm);
+	if (!old)
+		hash_add_rcu(pvprof_vms, &pvm->node, (unsigned long)kvm);
+	spin_unlock(&pvprof_vms_lock);
+	if (old) {
+		kvfree(pvm);
+		return old;
+	}
+	return pvm;
+}
+
+static void pvprof_vm_free_rcu(struct rcu_head *head)
+{
+	kvfree(container_of(head, struct pvprof_vm, rcu));
+}
+
+static void pvprof_vm_release(struct kref *ref)
+{
+	struct pvprof_vm *pvm = container_of(ref, struct pvprof_vm, ref);
+
+	call_rcu(&pvm->rcu, pvprof_vm_free_rcu);
+}
+
+/**
+ * pvprof_vm_hidden() - is pvprof hidden from this VM
+ * @kvm: the VM
+ *
+ * Return: true when the VM's exposure mode, or for PVPROF_EXPOSE_DEFAULT
+ * the pvprof_expose module parameter, hides pvprof.
+ */
+bool pvprof_vm_hidden(struct kvm *kvm)
+{
+	struct pvprof_vm *pvm = pvprof_vm_find(kvm);
+	u32 mode = pvm ? READ_ONCE(pvm->expose) : PVPROF_EXPOSE_DEFAULT;
+
+	if (mode == PVPROF_EXPOSE_DEFAULT)
+		return !READ_ONCE(pvprof_expose);
+	return mode == PVPROF_EXPOSE_HIDDEN;
+}
+
+/**
+ * pvprof_vcpu_find() - pvprof state of a vCPU, if it has any
+ * @vcpu: the vCPU, held alive by the caller
+ *
+ * Return: the state or NULL.
+ */
+struct pvprof_vcpu *pvprof_vcpu_find(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
+
+	if (!pvm)
+		return NULL;
+	/* Pairs with the release in pvprof_vcpu_get_or_create(). */
+	return smp_load_acquire(&pvm->vcpus[vcpu->vcpu_idx]);
+}
+
+/**
+ * pvprof_vcpu_get_or_create() - pvprof state of a vCPU, created on first use
+ * @vcpu: the vCPU, held alive by the caller
+ *
+ * Return: the state, or NULL when it cannot be allocated.
+ */
+struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vm *pvm = pvprof_vm_get_or_create(vcpu->kvm);
+	struct pvprof_vcpu *pv;
+
+	if (!pvm)
+		return NULL;
+	mutex_lock(&pvm->lock);
+	pv = pvm->vcpus[vcpu->vcpu_idx];
+	if (!pv) {
+		pv = kzalloc(sizeof(*pv), GFP_KERNEL_ACCOUNT);
+		if (pv) {
+			mutex_init(&pv->lock);
+			pv->vcpu_id = vcpu->vcpu_id;
+			smp_store_release(&pvm->vcpus[vcpu->vcpu_idx], pv);
+		}
+	}
+	mutex_unlock(&pvm->lock);
+	return pv;
+}
+
+/**
+ * pvprof_vcpu_drop() - end a registration without touching the buffer
+ * @pv: the vCPU's state, lock held
+ *
+ * Counts the outstanding notices as unanswered (core/host.h).  Does
+ * nothing when the vCPU is not registered.
+ */
+void pvprof_vcpu_drop(struct pvprof_vcpu *pv)
+{
+	lockdep_assert_held(&pv->lock);
+	if (!pv->registered)
+		return;
+	pvprof_host_unregister(&pv->ring, &pv->acct);
+	pv->registered = false;
+}
+
+/**
+ * kvm_pvprof_vcpu_reset() - a vCPU was reset or INIT, or set to real mode
+ * @vcpu: the vCPU
+ *
+ * Called from kvm_vcpu_reset() and from KVM_SET_SREGS(2) with CR0.PE clear
+ * (the spec, section 5.2, explains why both), on the vCPU's thread or
+ * during vCPU creation.
+ */
+void kvm_pvprof_vcpu_reset(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
+
+	if (!pv)
+		return;
+	mutex_lock(&pv->lock);
+	pvprof_vcpu_drop(pv);
+	mutex_unlock(&pv->lock);
+}
+
+static void pvprof_vcpu_free(struct pvprof_vm *pvm, unsigned int idx)
+{
+	struct pvprof_vcpu *pv = pvm->vcpus[idx];
+
+	if (!pv)
+		return;
+	mutex_lock(&pv->lock);
+	pvprof_vcpu_drop(pv);
+	mutex_unlock(&pv->lock);
+	WRITE_ONCE(pvm->vcpus[idx], NULL);
+	kfree(pv);
+}
+
+/**
+ * kvm_pvprof_vcpu_destroy() - a vCPU is being freed
+ * @vcpu: the vCPU
+ *
+ * KVM frees vCPUs only with their VM (after kvm_pvprof_vm_destroy(), which
+ * already released everything) or when KVM_CREATE_VCPU fails, when no
+ * other thread can see the vCPU yet.
+ */
+void kvm_pvprof_vcpu_destroy(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
+
+	if (!pvm)
+		return;
+	mutex_lock(&pvm->lock);
+	pvprof_vcpu_free(pvm, vcpu->vcpu_idx);
+	mutex_unlock(&pvm->lock);
+}
+
+/**
+ * kvm_pvprof_vm_destroy() - a VM is going away
+ * @kvm: the VM
+ *
+ * Called from kvm_arch_pre_destroy_vm(): no vCPU runs and no ioctl is in
+ * flight any more.  Ends every registration and unlinks the object; a
+ * stream fd may keep it (without its vCPUs) until closed.
+ */
+void kvm_pvprof_vm_destroy(struct kvm *kvm)
+{
+	struct pvprof_vm *pvm = pvprof_vm_find(kvm);
+	unsigned int idx;
+
+	if (!pvm)
+		return;
+	mutex_lock(&pvm->lock);
+	for (idx = 0; idx < KVM_MAX_VCPUS; idx++)
+		pvprof_vcpu_free(pvm, idx);
+	mutex_unlock(&pvm->lock);
+
+	spin_lock(&pvprof_vms_lock);
+	hash_del_rcu(&pvm->node);
+	spin_unlock(&pvprof_vms_lock);
+	kref_put(&pvm->ref, pvprof_vm_release);
+}
