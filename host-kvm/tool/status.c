@@ -12,29 +12,13 @@
 #include <sys/ioctl.h>
 
 #include "abi/pvprof_ctl.h"
+#include "core/host.h"
 #include "main.h"
 #include "vm.h"
 
 /* vCPUs may be added between two STATUS calls; give up after a few. */
 #define STATUS_ATTEMPTS	4
 
-static const char *const loss_names[] = {
-	[PVPROF_LOSS_NOTICE_RING_FULL]	= "notice_ring_full",
-	[PVPROF_LOSS_THROTTLED]		= "throttled",
-	[PVPROF_LOSS_UNREGISTERED]	= "unregistered",
-	[PVPROF_LOSS_PROTECTED]		= "protected",
-	[PVPROF_LOSS_NESTED]		= "nested",
-	[PVPROF_LOSS_SMM]		= "smm",
-	[PVPROF_LOSS_STALE]		= "stale",
-	[PVPROF_LOSS_INVALID]		= "invalid",
-	[PVPROF_LOSS_BUFFER_GONE]	= "buffer_gone",
-	[PVPROF_LOSS_UNANSWERED]	= "unanswered",
-	[PVPROF_LOSS_STREAM_OVERFLOW]	= "stream_overflow",
-	[PVPROF_LOSS_SLOT_BUSY]		= "slot_busy",
-};
-
-_Static_assert(sizeof(loss_names) / sizeof(loss_names[0]) == PVPROF_LOSS_NR,
-	       "every loss reason has a name");
 
 struct status {
 	struct pvprof_ctl_status ctl;
@@ -139,7 +123,7 @@ static void print_losses_json(const __u64 *losses)
 
 	jw_begin_object();
 	for (i = 0; i < PVPROF_LOSS_NR; i++) {
-		jw_name(loss_names[i]);
+		jw_name(pvprof_loss_name(i));
 		jw_uint(losses[i]);
 	}
 	jw_end_object();
@@ -261,7 +245,7 @@ static void print_nonzero_losses(const __u64 *losses)
 	for (i = 0; i < PVPROF_LOSS_NR; i++) {
 		if (!losses[i])
 			continue;
-		printf("%s%s %" PRIu64, sep, loss_names[i], (uint64_t)losses[i]);
+		printf("%s%s %" PRIu64, sep, pvprof_loss_name(i), (uint64_t)losses[i]);
 		sep = ", ";
 	}
 	printf("%s\n", *sep ? "" : "none");
@@ -311,7 +295,7 @@ static void print_text(const struct vm_session *s, const struct status *st)
 	}
 	printf("\n  losses by reason (VM totals):\n");
 	for (r = 0; r < PVPROF_LOSS_NR; r++)
-		printf("    %-18s %12" PRIu64 "\n", loss_names[r],
+		printf("    %-18s %12" PRIu64 "\n", pvprof_loss_name(r),
 		       (uint64_t)c->losses[r]);
 	printf("\n  totals: samples %" PRIu64 ", notices %" PRIu64
 	       ", records %" PRIu64 ", nmis %" PRIu64 ", lost %" PRIu64 "\n",
