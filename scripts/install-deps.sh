@@ -9,6 +9,8 @@ linux-source-6.1 linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static linux-perf
 libelf-dev liburcu-dev check clang libclang-rt-14-dev
 groff-base bsdextrautils"
+# Callers may name more: make check-debug adds what the kernel build needs.
+PKGS="$PKGS $*"
 
 missing=
 for p in $PKGS; do
