@@ -41,6 +41,11 @@ unsigned int pvprof_buf_size = 16384;
 module_param_named(buf_size, pvprof_buf_size, uint, 0444);
 MODULE_PARM_DESC(buf_size, "Bytes per CPU buffer: a power of two, 8192..65536 (default 16384)");
 
+static bool pvprof_register_featureless;
+module_param_named(register_featureless, pvprof_register_featureless, bool, 0444);
+MODULE_PARM_DESC(register_featureless,
+		 "Register even when the host offers no sampling feature, to test a host's registration path before its data path exists (default N)");
+
 static enum cpuhp_state pvprof_hp_state;
 static bool pvprof_sampling;		/* registrations, NMI handler, check work */
 static bool pvprof_sideband;		/* the misc device is registered */
@@ -68,7 +73,8 @@ static long pvprof_probe(void)
 
 static bool pvprof_can_sample(u32 features)
 {
-	return features & (PVPROF_FEAT_CPU_CLOCK | PVPROF_FEAT_HW_EVENTS);
+	return (features & (PVPROF_FEAT_CPU_CLOCK | PVPROF_FEAT_HW_EVENTS)) ||
+	       pvprof_register_featureless;
 }
 
 /* Results after which the host no longer touches the buffer. */

@@ -37,7 +37,7 @@ in_l1() {
 			echo 0 > "$EXPOSE_PARAM" || { echo 125 > "$out/$case.status"; continue; }
 		fi
 		"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --timeout 900 \
-			--console "$out/$case.console" 2> "$out/$case.stderr"
+			--append "pvprof_case=$case" --console "$out/$case.console" 2> "$out/$case.stderr"
 		echo $? > "$out/$case.status"
 		[ "$case" = hidden ] && echo 1 > "$EXPOSE_PARAM"
 	done
@@ -99,10 +99,12 @@ check_selftest() {
 	local case=$1 con=$2 out1 out3 pid rec kframes uframes usyms
 	out1=$(facts "$con" selftest_1_line)
 	out3=$(facts "$con" selftest_3_line)
-	check "$case-selftest-runs" "insmod '$(fact "$con" selftest_insmod_status)', stack_user '$(fact "$con" selftest_1_status)' '$(fact "$con" selftest_3_status)', rmmod '$(fact "$con" selftest_rmmod_status)': $(head -n 2 <<< "$out1")" \
-		eval '[ "$(fact "$con" selftest_insmod_status)$(fact "$con" selftest_1_status)$(fact "$con" selftest_3_status)$(fact "$con" selftest_rmmod_status)" = 0000 ]'
+	local statuses
+	statuses=$(for n in insmod 1 3 0 garbage rmmod; do printf '%s' "$(fact "$con" "selftest_${n}_status")"; done)
+	check "$case-selftest-runs" "insmod, stack_user 1 3 0 garbage, rmmod exited '$statuses': $(head -n 2 <<< "$out1")" \
+		[ "$statuses" = 000000 ]
 	check "$case-selftest-one-notice-claimed" "$(grep '^cpu' <<< "$out1")" \
-		grep -q '^cpu [0-9]* consumed 1 callchains 1 stale 0 dropped 0 notice_tail 1$' <<< "$out1"
+		grep -q '^cpu [0-9]* verdict claimed consumed 1 callchains 1 stale 0 dropped 0 notice_tail 1 guest_errors 0$' <<< "$out1"
 	pid=$(sed -n 's/^pid //p' <<< "$out1")
 	rec=$(grep '^record seq 1 ' <<< "$out1")
 	check "$case-selftest-record-accepted" "'$rec'" grep -q ' verdict accepted$' <<< "$rec"
@@ -120,8 +122,14 @@ check_selftest() {
 	usyms=$(user_symbols <<< "$uframes")
 	check "$case-selftest-user-chain" "user frames resolve to: $usyms" \
 		grep -qE '^(write|__libc_write) level2 level1 main ' <<< "$usyms"
+	check "$case-selftest-no-notice-not-claimed" "'$(fact "$con" selftest_0_line)'" \
+		grep -q '^cpu [0-9]* verdict not_ours consumed 0 .* notice_tail 0 guest_errors 0$' <<< "$(fact "$con" selftest_0_line)"
+	check "$case-selftest-garbage-not-claimed" "'$(fact "$con" selftest_garbage_line)'" \
+		grep -q '^cpu [0-9]* verdict garbage consumed 0 .* notice_tail 33 guest_errors 1$' <<< "$(fact "$con" selftest_garbage_line)"
+	check "$case-selftest-unclaimed-reported-unknown" "'$(fact "$con" selftest_unclaimed_unknown)' unknown-NMI reports for 2 unclaimed NMIs" \
+		[ "$(fact "$con" selftest_unclaimed_unknown)" = 2 ]
 	check "$case-selftest-three-notices" "$(grep '^cpu' <<< "$out3")" \
-		grep -q '^cpu [0-9]* consumed 3 callchains 1 stale 2 dropped 0 notice_tail 3$' <<< "$out3"
+		grep -q '^cpu [0-9]* verdict claimed consumed 3 callchains 1 stale 2 dropped 0 notice_tail 3 guest_errors 0$' <<< "$out3"
 	check "$case-selftest-stale-then-callchain" "$(grep '^record' <<< "$out3" | tr '\n' ';')" \
 		eval '[ "$(grep -c "^record seq [12] .* flags 0x[0-9a-f]*[89a-f] nr_kernel 0 nr_user 0 verdict accepted$" <<< "$out3")" = 2 ] &&
 		      grep -q "^record seq 3 .* nr_kernel [1-9][0-9]* .* verdict accepted$" <<< "$out3"'
@@ -151,17 +159,15 @@ done < <(ldd "$perf_bin" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
 "$NESTED_DIR/l2-initramfs" --run "$TESTS_DIR/guest-inert-l2.sh" "${files[@]}" \
 	-o "$L2_IMAGE" > /dev/null || die "l2-initramfs failed"
 
-if [ ! -f "$O/host-kvm/kvm.ko" ]; then
-	make -s -C "$REPO_DIR/host-kvm" modules > "$outdir/host-kvm-build.log" 2>&1 ||
-		die "the pvprof KVM modules are missing and 'make -C host-kvm modules' failed (see $outdir/host-kvm-build.log)"
-fi
+make -s -C "$REPO_DIR/host-kvm" modules > "$outdir/host-kvm-build.log" 2>&1 ||
+	die "'make -C host-kvm modules' failed (see $outdir/host-kvm-build.log)"
 
 "$NESTED_DIR/run-l1" --kvm stock --smp 2 --timeout 1500 --out "$outdir/stock" -- \
 	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/stock" stock \
 	> "$outdir/stock.stdout" 2> "$outdir/stock.stderr"
 check l1-stock-runs "run-l1 exited $?: $(tail -n 3 "$outdir/stock.stderr")" [ -f "$outdir/stock/stock.status" ]
 "$NESTED_DIR/run-l1" --kvm pvprof --smp 2 --timeout 2500 --out "$outdir/pvprof" -- \
-	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/pvprof" exposed hidden \
+	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/pvprof" exposed registered hidden \
 	> "$outdir/pvprof.stdout" 2> "$outdir/pvprof.stderr"
 check l1-pvprof-runs "run-l1 exited $?: $(tail -n 3 "$outdir/pvprof.stderr")" [ -f "$outdir/pvprof/hidden.status" ]
 
@@ -169,7 +175,7 @@ not_supported='^host does not support pvprof (PROBE returned -1000)$'
 no_feature='^host offers no sampling feature (ABI 1, features 0x0)$'
 sampling='^ABI 1, features 0x[0-9a-f]*, 16384-byte buffers on 2 CPUs$'
 
-for spec in stock:stock exposed:pvprof hidden:pvprof; do
+for spec in stock:stock exposed:pvprof registered:pvprof hidden:pvprof; do
 	case=${spec%%:*}
 	dir=$outdir/${spec#*:}
 	con=$dir/$case.console
@@ -182,14 +188,20 @@ for spec in stock:stock exposed:pvprof hidden:pvprof; do
 		debugfs_registrations dev_pvprof perf_stat_status perf_stat_task_clock \
 		perf_record_status perf_record_samples nmi_backtraces nmis_during_sysrq \
 		rmmod_status debugfs_gone_after_rmmod reload_failures driver_line_count_total \
-		unknown_nmi_lines kernel_warning_lines kernel_bad_line; do
+		unknown_nmi_lines kernel_warning_lines kernel_bad_line cpu1_offline_status \
+		cpu1_state_offline cpu1_online_status cpu1_state_online registrations_after_hotplug; do
 		f[$name]=$(fact "$con" "$name")
 	done
 	expect=$not_supported
-	if [ "$case" = exposed ]; then
+	case $case in
+	exposed)
 		expect=$no_feature
 		grep -q "$sampling" <<< "${f[driver_line]}" && expect=$sampling
-	fi
+		;;
+	registered)
+		expect=$sampling
+		;;
+	esac
 	check "$case-insmod" "insmod exited '${f[insmod_status]}'" [ "${f[insmod_status]}" = 0 ]
 	check "$case-one-line" "the driver printed '${f[driver_line_count]}' lines" [ "${f[driver_line_count]}" = 1 ]
 	check "$case-line-says-why" "line '${f[driver_line]}' does not match /$expect/" \
@@ -198,6 +210,10 @@ for spec in stock:stock exposed:pvprof hidden:pvprof; do
 	if [ "$expect" = "$sampling" ]; then
 		check "$case-registers-every-cpu" "debugfs mode '${f[debugfs_mode]}', registrations '${f[debugfs_registrations]}'" \
 			eval '[ "${f[debugfs_mode]}" = sampling ] && [ "${f[debugfs_registrations]}" = 2 ]'
+		check "$case-cpu-offline-unregisters" "offline exited '${f[cpu1_offline_status]}', CPU 1 state '${f[cpu1_state_offline]}'" \
+			eval '[ "${f[cpu1_offline_status]}" = 0 ] && [ "${f[cpu1_state_offline]}" = off ]'
+		check "$case-cpu-online-registers" "online exited '${f[cpu1_online_status]}', CPU 1 state '${f[cpu1_state_online]}', registrations '${f[registrations_after_hotplug]}'" \
+			eval '[ "${f[cpu1_online_status]}" = 0 ] && [ "${f[cpu1_state_online]}" = active ] && [ "${f[registrations_after_hotplug]}" = 3 ]'
 	else
 		check "$case-inert" "debugfs mode '${f[debugfs_mode]}', registrations '${f[debugfs_registrations]}'" \
 			eval '[ "${f[debugfs_mode]}" = inert ] && [ "${f[debugfs_registrations]}" = 0 ]'
@@ -215,7 +231,7 @@ for spec in stock:stock exposed:pvprof hidden:pvprof; do
 	check "$case-reload" "'${f[reload_failures]}' failed insmod/rmmod in 3 rounds, '${f[driver_line_count_total]}' lines for 4 loads" \
 		eval '[ "${f[reload_failures]}" = 0 ] && [ "${f[driver_line_count_total]}" = 4 ]'
 	check_selftest "$case" "$con"
-	check "$case-no-unknown-nmi" "'${f[unknown_nmi_lines]}' unknown-NMI lines: ${f[kernel_bad_line]}" \
+	check "$case-no-unknown-nmi" "'${f[unknown_nmi_lines]}' unknown-NMI lines before the self-test's unclaimed NMIs" \
 		[ "${f[unknown_nmi_lines]}" = 0 ]
 	check "$case-no-l2-warning" "'${f[kernel_warning_lines]}' lines: ${f[kernel_bad_line]}" \
 		[ "${f[kernel_warning_lines]}" = 0 ]

@@ -3,12 +3,15 @@
  * pvprof_selftest.ko: the driver's NMI path against a host played locally.
  *
  * The driver's capture code and the shared core run as in pvprof_guest.ko,
- * but the "host" is this module: a write of N (1..8) to
+ * but the "host" is this module: a write of N (0..8) to
  * /sys/kernel/debug/pvprof-selftest/run writes N notices into a private
  * buffer (never registered with a hypervisor), sends an NMI to the writing
- * CPU and waits for the handler to answer; reading the file returns each
- * record as the host's validator (core/record.c) judges it, with kernel
- * frames symbolized and user frames as addresses.  The NMI interrupts the
+ * CPU and waits for the handler to run; "garbage" publishes an out-of-range
+ * notice_head instead.  Reading the file returns the handler's verdict and
+ * each record as the host's validator (core/record.c) judges it, with
+ * kernel frames symbolized and user frames as addresses.  With no notice or
+ * a garbage head the NMI is not claimed: the kernel then reports it as an
+ * unknown NMI, which is what the caller checks.  The NMI interrupts the
  * writer inside its write() system call, so the record holds the kernel
  * path and the writer's user stack.  No hypercall is issued.
  */
@@ -30,6 +33,7 @@
 
 #define ST_BUF_SIZE	16384U
 #define ST_MAX_NOTICES	8U
+#define ST_GARBAGE_HEAD	(PVPROF_NOTICE_SLOTS + 1)
 #define ST_REPORT_SIZE	16384U
 
 static DEFINE_MUTEX(st_lock);
@@ -37,6 +41,8 @@ static struct page *st_pages;
 static struct pvprof_guest_buf st_gb;
 static int st_armed_cpu = -1;
 static struct pvprof_nmi_result st_res;
+static enum pvprof_nmi_verdict st_verdict;
+static bool st_ran;
 static char *st_report;
 static size_t st_report_len;
 static struct dentry *st_dir;
@@ -45,11 +51,10 @@ static int st_nmi(unsigned int type, struct pt_regs *regs)
 {
 	if (READ_ONCE(st_armed_cpu) != smp_processor_id())
 		return NMI_DONE;
-	if (pvprof_guest_nmi(&st_gb, pvprof_capture, regs, &st_res) !=
-	    PVPROF_NMI_CLAIMED)
-		return NMI_DONE;
+	st_verdict = pvprof_guest_nmi(&st_gb, pvprof_capture, regs, &st_res);
+	st_ran = true;
 	WRITE_ONCE(st_armed_cpu, -1);
-	return NMI_HANDLED;
+	return st_verdict == PVPROF_NMI_CLAIMED ? NMI_HANDLED : NMI_DONE;
 }
 
 #define st_printf(fmt, ...) \
@@ -77,7 +82,13 @@ static void st_report_record(const struct pvprof_record *rec, u64 answered,
 		st_printf("user %#llx\n", rec->frames[i]);
 }
 
-static int st_run(unsigned int notices)
+static const char * const st_verdict_names[] = {
+	[PVPROF_NMI_NOT_OURS]	= "not_ours",
+	[PVPROF_NMI_GARBAGE]	= "garbage",
+	[PVPROF_NMI_CLAIMED]	= "claimed",
+};
+
+static int st_run(unsigned int notices, u64 head)
 {
 	struct pvprof_buf_header *h = page_address(st_pages);
 	struct pvprof_sample sample = { .event = PVPROF_EVENT_CPU_CLOCK };
@@ -95,8 +106,9 @@ static int st_run(unsigned int notices)
 		pvprof_notice_encode((void *)((u8 *)h + pvprof_notice_offset(i)),
 				     &sample, i + 1, false);
 	/* Publish the notices as the host does (spec section 7.2). */
-	smp_store_release(&h->notice_head, notices);
+	smp_store_release(&h->notice_head, head);
 
+	st_ran = false;
 	cpu = get_cpu();
 	WRITE_ONCE(st_armed_cpu, cpu);
 	apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
@@ -108,9 +120,14 @@ static int st_run(unsigned int notices)
 	/* Pairs with the handler's store-release of notice_tail. */
 	tail = smp_load_acquire(&h->notice_tail);
 	st_report_len = 0;
-	st_printf("cpu %u consumed %u callchains %u stale %u dropped %u notice_tail %llu\n",
-		  cpu, st_res.consumed, st_res.callchains, st_res.stale,
-		  st_res.dropped, tail);
+	if (!st_ran) {
+		st_printf("cpu %u: the NMI never reached the handler\n", cpu);
+		return 0;
+	}
+	st_printf("cpu %u verdict %s consumed %u callchains %u stale %u dropped %u notice_tail %llu guest_errors %llu\n",
+		  cpu, st_verdict_names[st_verdict], st_res.consumed,
+		  st_res.callchains, st_res.stale, st_res.dropped, tail,
+		  READ_ONCE(h->guest_errors));
 	/* Pairs with the handler's store-release: the records are complete. */
 	rhead = smp_load_acquire(&h->record_head);
 	for (i = 0; i < rhead && i < notices; i++)
@@ -122,16 +139,26 @@ static int st_run(unsigned int notices)
 static ssize_t st_write(struct file *file, const char __user *buf, size_t len,
 			loff_t *ppos)
 {
-	unsigned int notices;
+	unsigned int notices = 0;
+	u64 head;
+	char word[16];
 	int ret;
 
-	ret = kstrtouint_from_user(buf, len, 10, &notices);
-	if (ret)
-		return ret;
-	if (!notices || notices > ST_MAX_NOTICES)
+	if (len >= sizeof(word) || copy_from_user(word, buf, len))
 		return -EINVAL;
+	word[len] = 0;
+	if (sysfs_streq(word, "garbage")) {
+		head = ST_GARBAGE_HEAD;
+	} else {
+		ret = kstrtouint(word, 10, &notices);
+		if (ret)
+			return ret;
+		if (notices > ST_MAX_NOTICES)
+			return -EINVAL;
+		head = notices;
+	}
 	mutex_lock(&st_lock);
-	ret = st_run(notices);
+	ret = st_run(notices, head);
 	mutex_unlock(&st_lock);
 	return ret ? ret : len;
 }
