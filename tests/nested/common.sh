@@ -81,6 +81,36 @@ module_deps() {
 	done
 }
 
+# tree_module_deps TREE MODULE...: module_deps for the modules of a kernel
+# build tree, which has no modules.dep: dependencies from each module's
+# modinfo, built-in modules (modules.builtin) left out.
+tree_module_deps() {
+	local tree=$1 m
+	shift
+	_tree_modules_seen=" "
+	for m in "$@"; do
+		_tree_module_visit "$tree" "$m" || return 1
+	done
+}
+
+_tree_module_visit() {
+	local tree=$1 name=${2//-/_} path deps dep
+	case "$_tree_modules_seen" in *" $name "*) return 0 ;; esac
+	_tree_modules_seen="$_tree_modules_seen$name "
+	# Module names use _ where file names may use -.
+	path=$(awk -v want="$name" '
+		{ base = $0; sub(/.*\//, "", base); sub(/\.ko$/, "", base); gsub(/-/, "_", base) }
+		base == want { print; exit }' "$tree/modules.builtin" "$tree/modules.order")
+	[ -n "$path" ] || die "module $name is neither built nor built in in the kernel tree $tree"
+	case "$path" in kernel/*) return 0 ;; esac	# modules.builtin's form
+	[ -f "$tree/$path" ] || die "module $tree/$path missing: build the tree's modules"
+	deps=$(modinfo -F depends "$tree/$path") || die "modinfo failed on $tree/$path"
+	for dep in ${deps//,/ }; do
+		_tree_module_visit "$tree" "$dep" || return 1
+	done
+	echo "$tree/$path"
+}
+
 # newer_than TARGET INPUT...: true when TARGET is missing or an INPUT is newer.
 newer_than() {
 	local target=$1 f
