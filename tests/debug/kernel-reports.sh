@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kernel-reports.sh NAME RUN_DIR: checks what one debug-kernel L1 run left in
+# RUN_DIR (run-l1's out directory) and prints two cases:
+#   kernel_reports  L1's dmesg.txt has no lockdep, RCU, KASAN, UBSAN,
+#                   might-sleep, debug-objects, WARNING, BUG or Oops report
+#   kmemleak        kmemleak.txt (scanned by L1's init before power-off, after
+#                   the boot's own suspects were cleared) has no leak
+# Each report found is printed with its stack. Exits 1 when a case failed.
+set -u
+
+name=$1
+dir=$2
+failed=0
+
+# Messages that open a report (at the start of the message, so that e.g.
+# "Speculative Return Stack Overflow: WARNING: ..." at boot is no report):
+# the checkers' own headers first, then the generic WARNING/BUG/Oops forms
+# that every other report uses.
+starts='^(\[[ 0-9.]*\] )?(WARNING: possible|WARNING: inconsistent lock state|WARNING: suspicious RCU usage|BUG: KASAN|UBSAN:|BUG: sleeping function called from invalid context|BUG: scheduling while atomic|ODEBUG:|WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Uhhuh|Dazed and confused)'
+
+# Prints every report: its first line and what follows, up to the end of its
+# trace (end-trace marker, KASAN's closing rule, end of the stack), at most 80
+# lines; "REPORTS <n>" last.
+extract_reports() {
+	awk -v starts="$starts" '
+		function close_report() { inside = 0; print "" }
+		inside {
+			print "  | " $0
+			lines++
+			if ($0 ~ /---\[ end trace/ || $0 ~ /={20,}/ ||
+			    (!kasan && $0 ~ /<\/TASK>/) || lines >= 80)
+				close_report()
+			next
+		}
+		$0 ~ starts {
+			n++
+			inside = 1; lines = 0; kasan = ($0 ~ /KASAN/)
+			print "  | " $0
+		}
+		END { if (inside) print ""; print "REPORTS " n + 0 }
+	' "$1"
+}
+
+if [ ! -s "$dir/dmesg.txt" ]; then
+	echo "FAIL $name/kernel_reports: no dmesg.txt in $dir (L1 did not finish)"
+	failed=1
+else
+	out=$(extract_reports "$dir/dmesg.txt")
+	count=$(tail -n 1 <<< "$out" | cut -d' ' -f2)
+	if [ "$count" -eq 0 ]; then
+		echo "PASS $name/kernel_reports"
+	else
+		first=$(grep -m1 -E "$starts" "$dir/dmesg.txt" | sed 's/^\[[ 0-9.]*\] //')
+		echo "FAIL $name/kernel_reports: $count report(s) in $dir/dmesg.txt, first: $first"
+		sed '$d' <<< "$out"
+		failed=1
+	fi
+fi
+
+if [ ! -f "$dir/kmemleak.txt" ]; then
+	echo "FAIL $name/kmemleak: no kmemleak.txt in $dir (L1 did not finish, or its kernel has no kmemleak)"
+	failed=1
+else
+	leaks=$(grep -c '^unreferenced object' "$dir/kmemleak.txt")
+	if [ "$leaks" -eq 0 ]; then
+		echo "PASS $name/kmemleak"
+	else
+		echo "FAIL $name/kmemleak: $leaks unreferenced object(s) in $dir/kmemleak.txt"
+		head -n 120 "$dir/kmemleak.txt" | sed 's/^/  | /'
+		failed=1
+	fi
+fi
+if [ -f "$dir/kmemleak-boot.txt" ]; then
+	boot_leaks=$(grep -c '^unreferenced object' "$dir/kmemleak-boot.txt")
+	[ "$boot_leaks" -eq 0 ] ||
+		echo "  note [$name]: $boot_leaks kmemleak suspect(s) from L1's own boot, cleared before the job (kmemleak-boot.txt)"
+fi
+exit $failed
