@@ -6,6 +6,8 @@
 #   make check      install missing Debian packages, build, run every suite
 #   make check-unit fast suites only: unit, model, fuzz smoke, guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
+#   make check-debug the host suites on a debug L1 kernel (lockdep, KASAN, ...);
+#                   its first run builds that kernel (30-40 min, cached)
 #   make modules    the pvprof-enabled replacement KVM modules
 #   make guest-driver  the guest kernel module pvprof_guest.ko
 #   make deps       install the Debian packages the build and tests need
@@ -21,12 +23,12 @@ CFLAGS_USER	:= -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
 export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
-	check-nested check-host-suite clean help
+	check-nested check-host-suite check-debug clean help
 
 all: user
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,16p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -64,6 +66,13 @@ check-nested: modules
 
 check-host-suite: modules
 	$(MAKE) -C tests/host run
+
+# The debug kernel's build needs these beyond make deps.
+DEBUG_KERNEL_PKGS := flex bison bc libssl-dev
+
+check-debug: deps
+	@scripts/install-deps.sh $(DEBUG_KERNEL_PKGS)
+	O=$(O) tests/debug/run.sh
 
 clean:
 	rm -rf $(O)
