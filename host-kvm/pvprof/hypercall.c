@@ -31,12 +31,11 @@ static_assert(PVPROF_EOPNOTSUPP == KVM_EOPNOTSUPP);
 static_assert(PVPROF_ENOSYS == KVM_ENOSYS);
 
 /*
- * Features this host implements.  REGISTER, UNREGISTER and QUERY work;
- * sampling and SIDEBAND do not exist yet (SIDEBAND answers
- * -PVPROF_EOPNOTSUPP), so the probe advertises no feature and a conforming
- * guest stays inert.
+ * Features this host implements: registration and cpu-clock sampling.
+ * Hardware events are not advertised until they are tested on a host with
+ * a PMU; SIDEBAND answers -PVPROF_EOPNOTSUPP until it exists.
  */
-#define PVPROF_HOST_FEATURES	0U
+#define PVPROF_HOST_FEATURES	PVPROF_FEAT_CPU_CLOCK
 
 static_assert((PVPROF_HOST_FEATURES & ~PVPROF_FEAT_ALL) == 0);
 
@@ -99,6 +98,12 @@ static u64 pvprof_new_cookie(u64 previous)
 static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv,
 				   u64 gpa, u64 size)
 {
+	struct pvprof_vm *pvm = pv->pvm;
+	struct pvprof_published line1 = {
+		.state = READ_ONCE(pvm->enabled) ? PVPROF_STATE_ACTIVE : 0,
+		.event = pvm->config.event,
+		.period = pvm->config.period,
+	};
 	struct pvprof_buf_header *hdr;
 	u64 cookie = pvprof_new_cookie(pv->cookie);
 	long ret;
@@ -108,13 +113,15 @@ static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv
 	 * The ring means nothing until registered is set, so a failed
 	 * REGISTER may leave it half built.
 	 */
-	ret = pvprof_host_ring_init(&pv->ring, size, 0, cookie);
+	ret = pvprof_host_ring_init(&pv->ring, size, pvm->config.max_depth,
+				    cookie);
 	if (ret)
 		return ret;
 	if (!PAGE_ALIGNED(gpa) || gpa + size < gpa)
 		return -PVPROF_EINVAL;
 	/* Fails for a gfn outside every memslot or in a read-only one. */
-	if (kvm_gfn_to_hva_cache_init(vcpu->kvm, &pv->buf, gpa, size))
+	if (kvm_gfn_to_hva_cache_init(vcpu->kvm, &pv->buf, gpa, size) ||
+	    kvm_gfn_to_hva_cache_init(vcpu->kvm, &pv->page0, gpa, PAGE_SIZE))
 		return -PVPROF_EFAULT;
 
 	hdr = kmalloc(sizeof(*hdr), GFP_KERNEL_ACCOUNT);
@@ -127,15 +134,18 @@ static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv
 	if (!pvprof_host_header_clean(hdr))
 		goto free_hdr;
 
-	pvprof_host_header_init(hdr, &pv->ring, 0, PVPROF_EVENT_CPU_CLOCK, 0);
+	pvprof_host_header_init(hdr, &pv->ring, line1.state, line1.event,
+				line1.period);
 	ret = -PVPROF_EFAULT;
 	if (kvm_write_guest_offset_cached(vcpu->kvm, &pv->buf, hdr, 0,
 					  PVPROF_HOST_LINES_SIZE))
 		goto free_hdr;
 
+	pv->published = line1;
 	pv->cookie = cookie;
 	pv->gpa = gpa;
 	pv->registered = true;
+	pvprof_stream_put_vcpu(pvm, pv, PVPROF_VCPU_REGISTERED);
 	ret = 0;
 free_hdr:
 	kfree(hdr);
@@ -173,7 +183,7 @@ static long pvprof_unregister(struct kvm_vcpu *vcpu)
 	if (!pv)
 		return 0;
 	mutex_lock(&pv->lock);
-	pvprof_vcpu_drop(pv);
+	pvprof_vcpu_unregister(vcpu, pv);
 	mutex_unlock(&pv->lock);
 	return 0;
 }

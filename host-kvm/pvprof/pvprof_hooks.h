@@ -8,11 +8,15 @@
 #define _PVPROF_HOST_HOOKS_H
 
 #include <linux/init.h>
+#include <linux/kvm_host.h>
 
 #include "abi/pvprof.h"
 
-struct kvm;
-struct kvm_vcpu;
+/*
+ * pvprof's private request: a sample is pending or the sampling
+ * configuration changed.  Arch bits 32..55 are unused by 6.1's KVM.
+ */
+#define KVM_REQ_PVPROF		KVM_ARCH_REQ(32)
 
 int __init kvm_pvprof_init(void);
 void __exit kvm_pvprof_exit(void);
@@ -20,6 +24,10 @@ void __exit kvm_pvprof_exit(void);
 void kvm_pvprof_vcpu_reset(struct kvm_vcpu *vcpu);
 void kvm_pvprof_vcpu_destroy(struct kvm_vcpu *vcpu);
 void kvm_pvprof_vm_destroy(struct kvm *kvm);
+void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu);
+void kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu);
+void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu);
+long kvm_pvprof_dev_ioctl(unsigned int ioctl, unsigned long arg);
 
 long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,
 			  unsigned long a1, unsigned long a2, unsigned long a3);

@@ -13,29 +13,115 @@
 #include <linux/kvm_host.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
 
 #include "pvprof-core/host.h"
 
+struct perf_event;
+
 /**
  * struct pvprof_vcpu - pvprof state of one vCPU
- * @lock: serialises the vCPU thread and control-plane readers
+ * @lock: serialises the vCPU thread and control-plane threads; the vCPU
+ *	thread only trylocks it before entries and retries at the next one
+ * @pvm: the VM's pvprof object
+ * @vcpu: the vCPU
  * @vcpu_id: the id given to KVM_CREATE_VCPU
  * @registered: a buffer is registered
  * @gpa: its guest physical address
  * @cookie: the last cookie chosen for this vCPU (a new one must differ)
  * @buf: cached translation of the whole buffer
+ * @page0: cached translation of its first page, which holds every index
  * @ring: host side of the registration (core/host.h)
  * @acct: counters, kept across registrations
+ * @event: this vCPU's perf event, NULL when not sampling
+ * @event_owner: the thread @event counts
+ * @config_gen: pvm->config_gen when @event was made
+ * @published: line 1 state/event/period as last written to the buffer
+ * @slot: the sample the overflow handler left for the next entry
+ * @slot_full: @slot holds a sample (set by the handler, cleared by the vCPU)
+ * @irq_losses: samples lost in the overflow handler, by PVPROF_LOSS_*
+ * @folded_losses: @irq_losses already added to @acct
+ * @window_start: jiffies when the per-vCPU rate window began
+ * @window_samples: samples taken in that window
+ * @record_copy: one record slot copied out of the buffer
+ * @stream_rec: a callchain stream record being built
+ *
+ * The overflow handler writes only @slot, @slot_full, @irq_losses and
+ * @window_*:
+ * it never takes @lock and never touches @acct.
  */
 struct pvprof_vcpu {
 	struct mutex lock;
+	struct pvprof_vm *pvm;
+	struct kvm_vcpu *vcpu;
 	u32 vcpu_id;
 	bool registered;
 	gpa_t gpa;
 	u64 cookie;
 	struct gfn_to_hva_cache buf;
+	struct gfn_to_hva_cache page0;
 	struct pvprof_host_ring ring;
 	struct pvprof_vcpu_acct acct;
+	struct perf_event *event;
+	struct task_struct *event_owner;
+	u64 config_gen;
+	struct pvprof_published {
+		u32 state;
+		u32 event;
+		u64 period;
+	} published;
+	struct pvprof_sample slot;
+	int slot_full;
+	u64 irq_losses[PVPROF_LOSS_NR];
+	u64 folded_losses[PVPROF_LOSS_NR];
+	unsigned long window_start;
+	u32 window_samples;
+	u64 record_copy[PVPROF_RECORD_SLOT_SIZE / 8];
+	u64 stream_rec[(sizeof(struct pvprof_st_callchain) +
+			8 * PVPROF_MAX_DEPTH) / 8];
+};
+
+/* Bytes of the per-VM stream buffer (a power of two, spec section 12.6). */
+#define PVPROF_STREAM_BUF_SIZE	(1U << 20)
+
+/**
+ * struct pvprof_stream - the VM's stream buffer, a byte ring of records
+ * @lock: protects @head, @tail, @finished and @reader_open; taken by vCPU
+ *	threads appending, never held across a copy to user space
+ * @read_mutex: one read() at a time; only a reader moves @tail
+ * @wait: readers waiting for records or end of file
+ * @buf: PVPROF_STREAM_BUF_SIZE bytes
+ * @head: bytes ever queued
+ * @tail: bytes ever read
+ * @finished: the VM is gone; no record is queued any more
+ * @reader_open: a stream fd is open (one at a time)
+ */
+struct pvprof_stream {
+	spinlock_t lock;
+	struct mutex read_mutex;
+	wait_queue_head_t wait;
+	u8 *buf;
+	u64 head;
+	u64 tail;
+	bool finished;
+	bool reader_open;
+};
+
+/**
+ * struct pvprof_config - what PVPROF_CTL_ENABLE set
+ * @event: PVPROF_EVENT_*
+ * @period: ns (cpu-clock) or events; with @freq the perf event adapts it
+ * @freq: Hz, 0 when period-based
+ * @max_depth: frames per record for new registrations
+ * @vm_rate_cap: samples/s for the VM
+ */
+struct pvprof_config {
+	u32 event;
+	u64 period;
+	u64 freq;
+	u32 max_depth;
+	u32 vm_rate_cap;
 };
 
 /**
@@ -46,6 +132,12 @@ struct pvprof_vcpu {
  * @kvm: the VM; only valid while the object is in the table
  * @lock: protects @vcpus allocation and the configuration
  * @expose: PVPROF_EXPOSE_* for this VM
+ * @enabled: sampling is enabled
+ * @config: the last ENABLE's configuration, defaults resolved
+ * @config_gen: incremented by every ENABLE and DISABLE
+ * @window_start: jiffies when the per-VM rate window began
+ * @window_samples: samples the VM took in that window
+ * @stream: created by the first ENABLE, NULL before
  * @vcpus: per-vCPU state by vcpu_idx, allocated on first use
  */
 struct pvprof_vm {
@@ -55,6 +147,12 @@ struct pvprof_vm {
 	struct kvm *kvm;
 	struct mutex lock;
 	u32 expose;
+	bool enabled;
+	struct pvprof_config config;
+	u64 config_gen;
+	unsigned long window_start;
+	atomic_t window_samples;
+	struct pvprof_stream *stream;
 	struct pvprof_vcpu *vcpus[KVM_MAX_VCPUS];
 };
 
@@ -63,6 +161,20 @@ struct pvprof_vm *pvprof_vm_get_or_create(struct kvm *kvm);
 struct pvprof_vcpu *pvprof_vcpu_find(struct kvm_vcpu *vcpu);
 struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu);
 bool pvprof_vm_hidden(struct kvm *kvm);
-void pvprof_vcpu_drop(struct pvprof_vcpu *pv);
+void pvprof_vcpu_drop(struct pvprof_vm *pvm, struct pvprof_vcpu *pv, u32 event);
+void pvprof_vm_put(struct pvprof_vm *pvm);
+
+int pvprof_sampling_supported(u32 event);
+void pvprof_sampling_changed(struct pvprof_vm *pvm);
+void pvprof_vcpu_stop_sampling(struct pvprof_vcpu *pv);
+void pvprof_vcpu_unregister(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv);
+
+struct pvprof_stream *pvprof_stream_create(void);
+void pvprof_stream_free(struct pvprof_stream *st);
+bool pvprof_stream_append(struct pvprof_stream *st, const void *rec, u32 len);
+void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
+			    u32 event);
+void pvprof_stream_finish(struct pvprof_stream *st);
+int pvprof_stream_open(struct pvprof_vm *pvm, u32 nr_vcpus);
 
 #endif /* _PVPROF_HOST_H */

@@ -96,7 +96,17 @@ static void pvprof_vm_release(struct kref *ref)
 {
 	struct pvprof_vm *pvm = container_of(ref, struct pvprof_vm, ref);
 
+	pvprof_stream_free(pvm->stream);
 	call_rcu(&pvm->rcu, pvprof_vm_free_rcu);
+}
+
+/**
+ * pvprof_vm_put() - drop a reference taken for a stream fd
+ * @pvm: the object
+ */
+void pvprof_vm_put(struct pvprof_vm *pvm)
+{
+	kref_put(&pvm->ref, pvprof_vm_release);
 }
 
 /**
@@ -151,7 +161,10 @@ struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu)
 		pv = kzalloc(sizeof(*pv), GFP_KERNEL_ACCOUNT);
 		if (pv) {
 			mutex_init(&pv->lock);
+			pv->pvm = pvm;
+			pv->vcpu = vcpu;
 			pv->vcpu_id = vcpu->vcpu_id;
+			/* Lockless finders see it initialised. */
 			smp_store_release(&pvm->vcpus[vcpu->vcpu_idx], pv);
 		}
 	}
@@ -161,18 +174,21 @@ struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu)
 
 /**
  * pvprof_vcpu_drop() - end a registration without touching the buffer
+ * @pvm: the VM
  * @pv: the vCPU's state, lock held
+ * @event: PVPROF_VCPU_UNREGISTERED or PVPROF_VCPU_DROPPED, for the stream
  *
  * Counts the outstanding notices as unanswered (core/host.h).  Does
  * nothing when the vCPU is not registered.
  */
-void pvprof_vcpu_drop(struct pvprof_vcpu *pv)
+void pvprof_vcpu_drop(struct pvprof_vm *pvm, struct pvprof_vcpu *pv, u32 event)
 {
 	lockdep_assert_held(&pv->lock);
 	if (!pv->registered)
 		return;
 	pvprof_host_unregister(&pv->ring, &pv->acct);
 	pv->registered = false;
+	pvprof_stream_put_vcpu(pvm, pv, event);
 }
 
 /**
@@ -190,7 +206,7 @@ void kvm_pvprof_vcpu_reset(struct kvm_vcpu *vcpu)
 	if (!pv)
 		return;
 	mutex_lock(&pv->lock);
-	pvprof_vcpu_drop(pv);
+	pvprof_vcpu_drop(pvprof_vm_find(vcpu->kvm), pv, PVPROF_VCPU_DROPPED);
 	mutex_unlock(&pv->lock);
 }
 
@@ -201,7 +217,8 @@ static void pvprof_vcpu_free(struct pvprof_vm *pvm, unsigned int idx)
 	if (!pv)
 		return;
 	mutex_lock(&pv->lock);
-	pvprof_vcpu_drop(pv);
+	pvprof_vcpu_stop_sampling(pv);
+	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 	mutex_unlock(&pv->lock);
 	WRITE_ONCE(pvm->vcpus[idx], NULL);
 	kfree(pv);
@@ -244,6 +261,8 @@ void kvm_pvprof_vm_destroy(struct kvm *kvm)
 	mutex_lock(&pvm->lock);
 	for (idx = 0; idx < KVM_MAX_VCPUS; idx++)
 		pvprof_vcpu_free(pvm, idx);
+	if (pvm->stream)
+		pvprof_stream_finish(pvm->stream);
 	mutex_unlock(&pvm->lock);
 
 	spin_lock(&pvprof_vms_lock);

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvprof sampling: one kernel perf event per vCPU, its overflow handler,
+ * and the vCPU-thread work before each entry (notices, the NMI, draining).
+ *
+ * The overflow handler runs in hardirq (cpu-clock) or NMI (hardware
+ * events) context on the vCPU's CPU.  It takes no lock and touches no
+ * guest memory: it reads the guest state KVM has cached, leaves one sample
+ * in the vCPU's slot and raises KVM_REQ_PVPROF.  Everything else runs on
+ * the vCPU's own thread in the request block of vcpu_enter_guest() (process
+ * context, kvm->srcu held) or when KVM_RUN returns, so guest memory is
+ * only ever written by the vCPU's thread, through KVM's cached accessors
+ * that mark the pages dirty.
+ */
+#define pr_fmt(fmt) "kvm-pvprof: " fmt
+
+#include <linux/jiffies.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <linux/timekeeping.h>
+
+#include <asm/kvm_host.h>
+
+#include "kvm_cache_regs.h"
+#include "x86.h"
+#include "pvprof_hooks.h"
+#include "pvprof_host.h"
+#include "pvprof-core/stream.h"
+
+/* Samples per second the whole host takes for pvprof, over all VMs. */
+static unsigned int pvprof_host_rate = 100000;
+module_param(pvprof_host_rate, uint, 0644);
+MODULE_PARM_DESC(pvprof_host_rate,
+		 "Samples per second pvprof takes over all VMs (default 100000); the rest count as throttled");
+
+static unsigned long pvprof_host_window_start;
+static atomic_t pvprof_host_window_samples = ATOMIC_INIT(0);
+
+/* Offsets of the header fields the host touches after registration. */
+#define OFF_LINE1_STATE		offsetof(struct pvprof_buf_header, state)
+#define OFF_NOTICE_HEAD		offsetof(struct pvprof_buf_header, notice_head)
+#define OFF_RECORD_TAIL		offsetof(struct pvprof_buf_header, record_tail)
+#define OFF_NMI_HEAD		offsetof(struct pvprof_buf_header, nmi_head)
+#define OFF_NOTICE_TAIL		offsetof(struct pvprof_buf_header, notice_tail)
+#define OFF_RECORD_HEAD		offsetof(struct pvprof_buf_header, record_head)
+
+static struct perf_event_attr pvprof_event_attr(const struct pvprof_config *cfg)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.pinned		= 1,
+		.sample_period	= cfg->period,
+	};
+
+	switch (cfg->event) {
+	case PVPROF_EVENT_CPU_CLOCK:
+		attr.type = PERF_TYPE_SOFTWARE;
+		attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		break;
+	case PVPROF_EVENT_HW_CYCLES:
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = PERF_COUNT_HW_CPU_CYCLES;
+		attr.exclude_host = 1;
+		break;
+	default:
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+		attr.exclude_host = 1;
+		break;
+	}
+	if (cfg->freq) {
+		attr.freq = 1;
+		attr.sample_freq = cfg->freq;
+	}
+	return attr;
+}
+
+/**
+ * pvprof_sampling_supported() - can this host count the event
+ * @event: PVPROF_EVENT_*
+ *
+ * Return: 0, or -EOPNOTSUPP for a hardware event without a host PMU.
+ */
+int pvprof_sampling_supported(u32 event)
+{
+	struct pvprof_config cfg = { .event = event, .period = 1000000 };
+	struct perf_event_attr attr;
+	struct perf_event *pe;
+
+	if (event == PVPROF_EVENT_CPU_CLOCK)
+		return 0;
+	attr = pvprof_event_attr(&cfg);
+	attr.disabled = 1;
+	pe = perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
+	if (IS_ERR(pe))
+		return -EOPNOTSUPP;
+	perf_event_release_kernel(pe);
+	return 0;
+}
+
+/**
+ * pvprof_sampling_changed() - ENABLE or DISABLE changed the configuration
+ * @pvm: the VM, lock held
+ *
+ * Every vCPU re-creates or releases its event at its next entry.  A vCPU
+ * that is halted takes no samples until then anyway; DISABLE releases the
+ * events itself so that no sample is taken after it returns.
+ */
+void pvprof_sampling_changed(struct pvprof_vm *pvm)
+{
+	unsigned int idx;
+
+	lockdep_assert_held(&pvm->lock);
+	WRITE_ONCE(pvm->config_gen, pvm->config_gen + 1);
+	if (!pvm->enabled) {
+		for (idx = 0; idx < KVM_MAX_VCPUS; idx++) {
+			struct pvprof_vcpu *pv = pvm->vcpus[idx];
+
+			if (!pv)
+				continue;
+			mutex_lock(&pv->lock);
+			pvprof_vcpu_stop_sampling(pv);
+			mutex_unlock(&pv->lock);
+		}
+	}
+	kvm_make_all_cpus_request(pvm->kvm, KVM_REQ_PVPROF);
+}
+
+/**
+ * pvprof_vcpu_stop_sampling() - release the vCPU's perf event
+ * @pv: the vCPU, lock held
+ *
+ * Safe from any thread: perf waits for a running overflow handler.  The
+ * vCPU is never waited on.
+ */
+void pvprof_vcpu_stop_sampling(struct pvprof_vcpu *pv)
+{
+	lockdep_assert_held(&pv->lock);
+	if (!pv->event)
+		return;
+	perf_event_release_kernel(pv->event);
+	pv->event = NULL;
+	pv->event_owner = NULL;
+}
+
+/* Is a rate window of one second at @start still running; else restart it. */
+static bool window_open(unsigned long *start)
+{
+	unsigned long now = jiffies;
+
+	if (time_before(now, READ_ONCE(*start) + HZ))
+		return true;
+	WRITE_ONCE(*start, now);
+	return false;
+}
+
+static bool pvprof_throttled(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
+{
+	if (!window_open(&pv->window_start))
+		pv->window_samples = 0;
+	if (++pv->window_samples > PVPROF_MAX_FREQ)
+		return true;
+	if (!window_open(&pvm->window_start))
+		atomic_set(&pvm->window_samples, 0);
+	if (atomic_inc_return(&pvm->window_samples) > READ_ONCE(pvm->config.vm_rate_cap))
+		return true;
+	if (!window_open(&pvprof_host_window_start))
+		atomic_set(&pvprof_host_window_samples, 0);
+	return atomic_inc_return(&pvprof_host_window_samples) >
+	       READ_ONCE(pvprof_host_rate);
+}
+
+static void pvprof_irq_lost(struct pvprof_vcpu *pv, unsigned int reason)
+{
+	WRITE_ONCE(pv->irq_losses[reason], pv->irq_losses[reason] + 1);
+}
+
+/*
+ * The overflow handler.  Counts only overflows that interrupted this
+ * vCPU's guest code: the vCPU is the one running here and KVM is handling
+ * an interrupt (IRQ for cpu-clock's hrtimer) or NMI (PMI) that arrived
+ * while the guest ran.  KVM keeps RIP and the CPL readable in that window.
+ */
+static void pvprof_overflow(struct perf_event *event,
+			    struct perf_sample_data *data, struct pt_regs *regs)
+{
+	struct pvprof_vcpu *pv = event->overflow_handler_context;
+	struct kvm_vcpu *vcpu = pv->vcpu;
+	struct pvprof_vm *pvm;
+	u8 handling;
+
+	if (kvm_get_running_vcpu() != vcpu)
+		return;
+	handling = READ_ONCE(vcpu->arch.handling_intr_from_guest);
+	if (handling != (in_nmi() ? KVM_HANDLING_NMI : KVM_HANDLING_IRQ))
+		return;
+
+	if (vcpu->arch.guest_state_protected) {
+		pvprof_irq_lost(pv, PVPROF_LOSS_PROTECTED);
+		goto request;
+	}
+	if (is_guest_mode(vcpu)) {
+		pvprof_irq_lost(pv, PVPROF_LOSS_NESTED);
+		goto request;
+	}
+	if (is_smm(vcpu)) {
+		pvprof_irq_lost(pv, PVPROF_LOSS_SMM);
+		goto request;
+	}
+	/* The table's reference keeps it while the vCPU runs. */
+	pvm = pv->pvm;
+	if (pvprof_throttled(pvm, pv)) {
+		pvprof_irq_lost(pv, PVPROF_LOSS_THROTTLED);
+		goto request;
+	}
+	/* Acquire: the vCPU thread finished copying the slot before clearing. */
+	if (smp_load_acquire(&pv->slot_full)) {
+		pvprof_irq_lost(pv, PVPROF_LOSS_SLOT_BUSY);
+		goto request;
+	}
+	pv->slot.host_time_ns = ktime_get_mono_fast_ns();
+	pv->slot.guest_tsc = kvm_read_l1_tsc(vcpu, rdtsc());
+	pv->slot.ip = kvm_rip_read(vcpu);
+	pv->slot.cpl = static_call(kvm_x86_get_cpl)(vcpu);
+	pv->slot.event = pvm->config.event;
+	pv->slot.period = event->hw.last_period;
+	/* Release: the slot is complete before the vCPU thread sees it full. */
+	smp_store_release(&pv->slot_full, 1);
+request:
+	kvm_make_request(KVM_REQ_PVPROF, vcpu);
+}
+
+/*
+ * (Re)create the perf event on this thread when the configuration or the
+ * thread running the vCPU changed; release it when sampling is off.
+ */
+static void pvprof_sync_event(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
+{
+	u64 gen = READ_ONCE(pvm->config_gen);
+	struct perf_event_attr attr;
+	struct perf_event *pe;
+
+	if (pv->config_gen == gen && pv->event_owner == current)
+		return;
+	pvprof_vcpu_stop_sampling(pv);
+	pv->config_gen = gen;
+	if (!READ_ONCE(pvm->enabled))
+		return;
+	attr = pvprof_event_attr(&pvm->config);
+	pe = perf_event_create_kernel_counter(&attr, -1, current,
+					      pvprof_overflow, pv);
+	if (IS_ERR(pe)) {
+		pr_warn_ratelimited("vCPU %u: cannot create the sampling event: %ld\n",
+				    pv->vcpu_id, PTR_ERR(pe));
+		return;
+	}
+	pv->event = pe;
+	pv->event_owner = current;
+}
+
+/* Add the losses the overflow handler counted since the last fold. */
+static void pvprof_fold_irq_counts(struct pvprof_vcpu *pv)
+{
+	unsigned int r;
+
+	for (r = 0; r < PVPROF_LOSS_NR; r++) {
+		u64 lost = READ_ONCE(pv->irq_losses[r]);
+		u64 n = lost - pv->folded_losses[r];
+
+		pv->folded_losses[r] = lost;
+		while (n--) {
+			if (pv->registered)
+				pvprof_host_sample_lost(&pv->ring, &pv->acct, r);
+			else
+				pvprof_acct_sample_lost(&pv->acct, r);
+		}
+	}
+}
+
+/*
+ * 8-byte index accesses are single loads and stores at the cached host
+ * address of the buffer's first page (which holds every index), so the
+ * guest never sees a torn index.  The caches are refreshed when memslots
+ * changed; -EFAULT means the buffer is no longer writable guest RAM.
+ */
+static int pvprof_buf_refresh(struct kvm *kvm, struct pvprof_vcpu *pv)
+{
+	u64 gen = kvm_memslots(kvm)->generation;
+
+	if (likely(pv->page0.generation == gen && pv->page0.memslot &&
+		   pv->buf.generation == gen))
+		return 0;
+	if (kvm_gfn_to_hva_cache_init(kvm, &pv->page0, pv->gpa, PAGE_SIZE) ||
+	    kvm_gfn_to_hva_cache_init(kvm, &pv->buf, pv->gpa, pv->ring.geo.size))
+		return -EFAULT;
+	return 0;
+}
+
+static int pvprof_get_u64(struct pvprof_vcpu *pv, u32 offset, u64 *val)
+{
+	return get_user(*val, (u64 __user *)(pv->page0.hva + offset)) ? -EFAULT : 0;
+}
+
+static int pvprof_put_u64(struct kvm *kvm, struct pvprof_vcpu *pv, u32 offset,
+			  u64 val)
+{
+	if (put_user(val, (u64 __user *)(pv->page0.hva + offset)))
+		return -EFAULT;
+	mark_page_dirty_in_slot(kvm, pv->page0.memslot, gpa_to_gfn(pv->gpa));
+	return 0;
+}
+
+/* Drop the registration because the buffer is gone (spec section 5.2). */
+static void pvprof_buffer_gone(struct pvprof_vm *pvm, struct pvprof_vcpu *pv,
+			       bool sample_pending)
+{
+	if (sample_pending)
+		pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_BUFFER_GONE);
+	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
+}
+
+/*
+ * Magic and cookie still ours: checked before each batch of writes.  Only
+ * their 16 bytes are read; the comparison is pvprof_host_identity_ok()'s.
+ */
+static bool pvprof_identity_ok(struct kvm *kvm, struct pvprof_vcpu *pv)
+{
+	struct {
+		u32 magic;
+		u16 version;
+		u16 header_size;
+		u64 cookie;
+	} line0;
+
+	BUILD_BUG_ON(offsetof(struct pvprof_buf_header, cookie) !=
+		     offsetof(typeof(line0), cookie));
+	if (pvprof_buf_refresh(kvm, pv))
+		return false;
+	if (kvm_read_guest_offset_cached(kvm, &pv->buf, &line0, 0, sizeof(line0)))
+		return false;
+	return line0.magic == PVPROF_BUF_MAGIC && line0.cookie == pv->ring.cookie;
+}
+
+/* Copy each posted record once, validate it, queue it to the stream. */
+static int pvprof_drain(struct kvm *kvm, struct pvprof_vm *pvm,
+			struct pvprof_vcpu *pv)
+{
+	struct pvprof_stream *st = READ_ONCE(pvm->stream);
+	u64 head;
+	u32 n;
+
+	if (pvprof_get_u64(pv, OFF_RECORD_HEAD, &head))
+		return -EFAULT;
+	/* Pairs with the guest's release of record_head. */
+	smp_rmb();
+	n = pvprof_host_records_ready(&pv->ring, &pv->acct, head);
+	if (!n)
+		return 0;
+	while (n--) {
+		const struct pvprof_record *rec = (const void *)pv->record_copy;
+		u32 off = pvprof_host_record_offset(&pv->ring);
+		u32 len;
+
+		if (kvm_read_guest_offset_cached(kvm, &pv->buf, pv->record_copy,
+						 off, PVPROF_RECORD_SLOT_SIZE))
+			return -EFAULT;
+		if (pvprof_host_record(&pv->ring, &pv->acct, pv->record_copy,
+				       PVPROF_RECORD_SLOT_SIZE) != PVPROF_REJ_NONE ||
+		    (rec->flags & PVPROF_REC_F_STALE))
+			continue;
+		len = pvprof_st_put_callchain(pv->stream_rec, sizeof(pv->stream_rec),
+					      pv->vcpu_id, ktime_get_ns(),
+					      pvprof_host_notice_facts(&pv->ring, rec->seq),
+					      rec);
+		if (!st || !len || !pvprof_stream_append(st, pv->stream_rec, len))
+			pv->acct.losses[PVPROF_LOSS_STREAM_OVERFLOW]++;
+	}
+	return pvprof_put_u64(kvm, pv, OFF_RECORD_TAIL, pv->ring.record_tail);
+}
+
+/* Keep line 1's state, event and period as the configuration says. */
+static int pvprof_publish_state(struct kvm *kvm, struct pvprof_vm *pvm,
+				struct pvprof_vcpu *pv)
+{
+	struct pvprof_published want = {
+		.state = READ_ONCE(pvm->enabled) ? PVPROF_STATE_ACTIVE : 0,
+		.event = pvm->config.event,
+		.period = pvm->config.period,
+	};
+
+	if (!memcmp(&want, &pv->published, sizeof(want)))
+		return 0;
+	if (kvm_write_guest_offset_cached(kvm, &pv->buf, &want, OFF_LINE1_STATE,
+					  sizeof(want)))
+		return -EFAULT;
+	pv->published = want;
+	return 0;
+}
+
+/* Turn the pending sample into a notice and ring the NMI gate. */
+static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv,
+			 const struct pvprof_sample *sample)
+{
+	struct kvm *kvm = vcpu->kvm;
+	struct pvprof_notice notice;
+	u64 tail;
+	u32 off;
+
+	if (pvprof_get_u64(pv, OFF_NOTICE_TAIL, &tail))
+		return -EFAULT;
+	if (pvprof_host_notice_prepare(&pv->ring, &pv->acct, tail, sample,
+				       &notice, &off)) {
+		if (kvm_write_guest_offset_cached(kvm, &pv->buf, &notice, off,
+						  sizeof(notice))) {
+			pvprof_host_sample_lost(&pv->ring, &pv->acct,
+						PVPROF_LOSS_BUFFER_GONE);
+			return -EFAULT;
+		}
+		/* The notice is visible before the index that publishes it. */
+		smp_wmb();
+		if (pvprof_put_u64(kvm, pv, OFF_NOTICE_HEAD,
+				   pvprof_host_notice_publish(&pv->ring, &pv->acct)))
+			return -EFAULT;
+	}
+	if (!pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail))
+		return 0;
+	if (pvprof_put_u64(kvm, pv, OFF_NMI_HEAD, pv->ring.nmi_head))
+		return -EFAULT;
+	kvm_inject_nmi(vcpu);
+	return 0;
+}
+
+/* Everything the vCPU thread does for pvprof, pv->lock held. */
+static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
+			     struct pvprof_vcpu *pv, bool entering)
+{
+	struct kvm *kvm = vcpu->kvm;
+	struct pvprof_sample sample;
+	bool pending = false;
+
+	if (entering)
+		pvprof_sync_event(pvm, pv);
+	pvprof_fold_irq_counts(pv);
+	/* Pairs with the handler's release of a full slot. */
+	if (smp_load_acquire(&pv->slot_full)) {
+		sample = pv->slot;
+		/* The copy is complete before the handler may refill it. */
+		smp_store_release(&pv->slot_full, 0);
+		pending = true;
+	}
+	if (pv->registered && pvprof_vm_hidden(kvm))
+		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
+	if (!pv->registered) {
+		if (pending)
+			pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
+		return;
+	}
+	if (!pvprof_identity_ok(kvm, pv)) {
+		pvprof_buffer_gone(pvm, pv, pending);
+		return;
+	}
+	if (pvprof_publish_state(kvm, pvm, pv) ||
+	    (pending && pvprof_notice(vcpu, pv, &sample)) ||
+	    pvprof_drain(kvm, pvm, pv))
+		pvprof_buffer_gone(pvm, pv, false);
+}
+
+static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
+{
+	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
+	struct pvprof_vcpu *pv;
+
+	if (!pvm)
+		return;
+	pv = pvprof_vcpu_find(vcpu);
+	if (!pv && entering && READ_ONCE(pvm->stream))
+		pv = pvprof_vcpu_get_or_create(vcpu);
+	if (!pv)
+		return;
+	if (!mutex_trylock(&pv->lock)) {
+		/* A control thread holds it briefly: retry at the next entry. */
+		if (entering)
+			kvm_make_request(KVM_REQ_PVPROF, vcpu);
+		return;
+	}
+	pvprof_vcpu_work(vcpu, pvm, pv, entering);
+	mutex_unlock(&pv->lock);
+}
+
+/**
+ * kvm_pvprof_handle_request() - KVM_REQ_PVPROF before an entry
+ * @vcpu: the vCPU, on its own thread, kvm->srcu held
+ *
+ * Creates or releases the perf event, writes the pending notice, injects
+ * the pvprof NMI through the gate, and drains posted records.
+ */
+void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
+{
+	pvprof_vcpu_run(vcpu, true);
+}
+
+/**
+ * kvm_pvprof_vcpu_run_enter() - KVM_RUN is about to run the vCPU
+ * @vcpu: the vCPU, on the thread that will run it
+ *
+ * Raises KVM_REQ_PVPROF when the vCPU's event does not match the VM's
+ * configuration or counts another thread (a vCPU added after ENABLE, or
+ * QEMU running a parked vCPU from a new thread).
+ */
+void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
+	struct pvprof_vcpu *pv;
+
+	if (!pvm || !READ_ONCE(pvm->stream))
+		return;
+	pv = pvprof_vcpu_find(vcpu);
+	if (!pv || READ_ONCE(pv->config_gen) != READ_ONCE(pvm->config_gen) ||
+	    READ_ONCE(pv->event_owner) != current)
+		kvm_make_request(KVM_REQ_PVPROF, vcpu);
+}
+
+/**
+ * kvm_pvprof_vcpu_run_exit() - KVM_RUN returns to user space
+ * @vcpu: the vCPU, on its own thread, kvm->srcu held
+ *
+ * Drains what the guest posted since the last entry, so a VMM that stops
+ * running the vCPU does not leave records behind.
+ */
+void kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
+{
+	pvprof_vcpu_run(vcpu, false);
+}
+
+/**
+ * pvprof_vcpu_unregister() - the guest's UNREGISTER (spec section 4.3)
+ * @vcpu: the vCPU, on its own thread, kvm->srcu held
+ * @pv: its state, lock held
+ *
+ * Drains the record ring once, counts a pending sample as
+ * PVPROF_LOSS_UNREGISTERED and the outstanding notices as unanswered, and
+ * ends the registration.  No access to the buffer follows.
+ */
+void pvprof_vcpu_unregister(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
+{
+	struct pvprof_vm *pvm = pv->pvm;
+
+	lockdep_assert_held(&pv->lock);
+	pvprof_fold_irq_counts(pv);
+	/* A sample the handler left (acquire/release as in the entry path). */
+	if (smp_load_acquire(&pv->slot_full)) {
+		/* Nothing is copied: the sample is discarded. */
+		smp_store_release(&pv->slot_full, 0);
+		pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
+	}
+	if (!pv->registered)
+		return;
+	if (pvprof_identity_ok(vcpu->kvm, pv))
+		pvprof_drain(vcpu->kvm, pvm, pv);
+	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_UNREGISTERED);
+}

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Smoke test of the whole cpu-clock data path: the guest registers a
+ * buffer and answers pvprof NMIs with records built by the shared core
+ * (core/guest.h), the host enables sampling on the test's own VM fd
+ * through PVPROF_CTL_ENABLE, and the stream read back must hold exactly
+ * the records the host accepted, with the counters balancing:
+ *   samples == notices + sample losses
+ *   notices == records + stale + invalid + unanswered (after UNREGISTER)
+ * Destroying the VM ends the stream with end of file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kvm_util.h"
+#include "pvprof_guest.h"
+#include "core/guest.h"
+#include "core/record.h"
+#include "core/stream.h"
+
+enum { STAGE_REGISTERED = 1, STAGE_SAMPLED, STAGE_UNREGISTERED };
+
+#define BUF_GPA		0x300000ULL
+#define BUF_SIZE	(4 * PVPROF_PAGE_SIZE)
+/* NMIs the guest waits for, and the spin bound that fails the case. */
+#define TARGET_NMIS	100
+#define SPIN_LIMIT	(4ULL << 30)
+
+static struct pvprof_guest_buf gbuf;
+static volatile uint64_t guest_callchains, guest_stale, guest_nmis;
+
+/*
+ * A kernel-half frame derived from the interrupted RIP, which the test
+ * compares with the IP the host sampled.
+ */
+static void capture(void *ctx, const struct pvprof_notice *n,
+		    struct pvprof_record *rec, uint32_t max_frames)
+{
+	const struct ex_regs *regs = ctx;
+
+	(void)n;
+	(void)max_frames;
+	rec->frames[0] = PVPROF_KERNEL_HALF_START + regs->rip;
+	rec->nr_kernel = 1;
+	rec->flags = PVPROF_REC_F_KTHREAD;
+}
+
+static void guest_nmi_handler(struct ex_regs *regs)
+{
+	struct pvprof_nmi_result res = { 0 };
+
+	if (pvprof_guest_nmi(&gbuf, capture, regs, &res) == PVPROF_NMI_CLAIMED)
+		guest_nmis++;
+	guest_callchains += res.callchains;
+	guest_stale += res.stale;
+}
+
+static void guest_code(void)
+{
+	uint64_t spins;
+
+	GUEST_ASSERT(!pvprof_guest_buf_init(&gbuf, (void *)BUF_GPA, BUF_SIZE));
+	GUEST_ASSERT_EQ(pvprof_hypercall(PVPROF_OP_REGISTER, BUF_GPA, BUF_SIZE, 0), 0);
+	GUEST_SYNC(STAGE_REGISTERED);
+	for (spins = 0; guest_nmis < TARGET_NMIS && spins < SPIN_LIMIT; spins++)
+		__asm__ volatile("pause");
+	GUEST_SYNC_ARGS(STAGE_SAMPLED, guest_nmis, spins, 0);
+	GUEST_ASSERT_EQ(pvprof_hypercall(PVPROF_OP_UNREGISTER, 0, 0, 0), 0);
+	GUEST_SYNC_ARGS(STAGE_UNREGISTERED, guest_callchains, guest_stale, 0);
+	GUEST_DONE();
+}
+
+static int ctl(int kvm_fd, unsigned long cmd, void *arg)
+{
+	return ioctl(kvm_fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+static void status_get(int kvm_fd, int vm_fd, struct pvprof_ctl_status *cs,
+		       struct pvprof_vcpu_status *vs)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->vm_fd = vm_fd;
+	cs->nr_vcpus = 1;
+	cs->vcpus = (uint64_t)(uintptr_t)vs;
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_STATUS, cs), 0);
+	TEST_ASSERT_EQ(cs->nr_vcpus, 1);
+}
+
+struct stream_counts {
+	uint64_t hello, callchains, registered, unregistered, other;
+	uint64_t last_seq, ip_matches;
+};
+
+/* Read every queued record without blocking; check framing and order. */
+static void stream_drain(int fd, struct stream_counts *c, bool until_eof)
+{
+	static uint8_t buf[64 * 1024];
+
+	for (;;) {
+		enum pvprof_st_status st;
+		struct pvprof_st_iter it;
+		struct pvprof_st_view v;
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n == 0) {
+			TEST_ASSERT(until_eof, "end of file while the VM exists");
+			return;
+		}
+		if (n < 0) {
+			TEST_ASSERT(errno == EAGAIN && !until_eof,
+				    "stream read: %s", strerror(errno));
+			return;
+		}
+		pvprof_st_iter_init(&it, buf, n);
+		if (c->hello)
+			it.records = 1;	/* HELLO was in an earlier read */
+		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
+			switch (v.hdr.type) {
+			case PVPROF_ST_HELLO:
+				c->hello++;
+				TEST_ASSERT_EQ(v.u.hello.nr_vcpus, 1);
+				break;
+			case PVPROF_ST_CALLCHAIN:
+				c->callchains++;
+				TEST_ASSERT(v.u.callchain.rec.seq > c->last_seq,
+					    "callchain seq %llu after %llu",
+					    (unsigned long long)v.u.callchain.rec.seq,
+					    (unsigned long long)c->last_seq);
+				c->last_seq = v.u.callchain.rec.seq;
+				if (pvprof_st_frame(&v, 0) - PVPROF_KERNEL_HALF_START ==
+				    v.u.callchain.notice_ip)
+					c->ip_matches++;
+				break;
+			case PVPROF_ST_VCPU:
+				if (v.u.vcpu.event == PVPROF_VCPU_REGISTERED) {
+					TEST_ASSERT_EQ(v.u.vcpu.gpa, BUF_GPA);
+					TEST_ASSERT_EQ(v.u.vcpu.size, BUF_SIZE);
+					c->registered++;
+				} else {
+					c->unregistered++;
+				}
+				break;
+			default:
+				c->other++;
+			}
+		}
+		TEST_ASSERT(st == PVPROF_ST_END, "stream framing: %s",
+			    pvprof_st_status_name(st));
+	}
+}
+
+static uint64_t sum(const __u64 *v, const unsigned int *idx, size_t n)
+{
+	uint64_t s = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		s += v[idx[i]];
+	return s;
+}
+
+static void test_cpu_clock_end_to_end(void)
+{
+	static const unsigned int sample_losses[] = {
+		PVPROF_LOSS_NOTICE_RING_FULL, PVPROF_LOSS_THROTTLED,
+		PVPROF_LOSS_UNREGISTERED, PVPROF_LOSS_PROTECTED,
+		PVPROF_LOSS_NESTED, PVPROF_LOSS_SMM, PVPROF_LOSS_BUFFER_GONE,
+		PVPROF_LOSS_SLOT_BUSY,
+	};
+	static const unsigned int notice_losses[] = {
+		PVPROF_LOSS_STALE, PVPROF_LOSS_INVALID, PVPROF_LOSS_UNANSWERED,
+	};
+	struct pvprof_ctl_enable en = {
+		.flags = PVPROF_ENABLE_F_FREQ,
+		.event = PVPROF_EVENT_CPU_CLOCK,
+		.sample_freq = 1000,
+	};
+	struct pvprof_ctl_vm vmarg = { 0 };
+	struct stream_counts sc = { 0 };
+	struct pvprof_ctl_status cs;
+	struct pvprof_vcpu_status vs;
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm;
+	struct ucall uc;
+	uint64_t guest_cc, guest_st;
+	int kvm_fd, stream_fd;
+
+	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	TEST_ASSERT(kvm_fd >= 0, "open /dev/kvm: %s", strerror(errno));
+	vm = vm_create_with_one_vcpu(&vcpu, guest_code);
+	if (test_kvm_flavour() == KVM_FLAVOUR_STOCK) {
+		/* Stock KVM: an unknown system ioctl. */
+		en.vm_fd = vm->fd;
+		TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_ENABLE, &en), -EINVAL);
+		goto out;
+	}
+	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi_handler);
+	vcpu_run_expect_sync(vcpu, STAGE_REGISTERED, &uc);
+
+	vmarg.vm_fd = vm->fd;
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_STREAM, &vmarg), -ENOENT);
+	en.vm_fd = vm->fd;
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_ENABLE, &en), 0);
+	stream_fd = ioctl(kvm_fd, PVPROF_CTL_STREAM, &vmarg);
+	TEST_ASSERT(stream_fd >= 0, "PVPROF_CTL_STREAM: %s", strerror(errno));
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_STREAM, &vmarg), -EBUSY);
+	TEST_ASSERT(fcntl(stream_fd, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	TEST_ASSERT(((struct pvprof_buf_header *)(vm->mem + BUF_GPA))->state ==
+		    0, "state ACTIVE before the vCPU's next entry");
+
+	vcpu_run_expect_sync(vcpu, STAGE_SAMPLED, &uc);
+	TEST_ASSERT(uc.args[1] >= TARGET_NMIS,
+		    "guest saw %llu pvprof NMIs in %llu spins, wanted %d",
+		    (unsigned long long)uc.args[1],
+		    (unsigned long long)uc.args[2], TARGET_NMIS);
+	TEST_ASSERT_EQ(((struct pvprof_buf_header *)(vm->mem + BUF_GPA))->state,
+		       PVPROF_STATE_ACTIVE);
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_DISABLE, &vmarg), 0);
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_DISABLE, &vmarg), -ENOENT);
+	vcpu_run_expect_sync(vcpu, STAGE_UNREGISTERED, &uc);
+	guest_cc = uc.args[1];
+	guest_st = uc.args[2];
+	vcpu_run_expect_done(vcpu);
+
+	status_get(kvm_fd, vm->fd, &cs, &vs);
+	TEST_ASSERT_EQ(vs.registered, 0);
+	TEST_ASSERT_EQ(cs.flags & PVPROF_STATUS_F_ENABLED, 0);
+	TEST_ASSERT(vs.samples == vs.notices + sum(vs.losses, sample_losses,
+						   ARRAY_SIZE(sample_losses)),
+		    "samples %llu != notices %llu + sample losses",
+		    (unsigned long long)vs.samples, (unsigned long long)vs.notices);
+	TEST_ASSERT(vs.notices == vs.records + sum(vs.losses, notice_losses,
+						   ARRAY_SIZE(notice_losses)),
+		    "notices %llu != records %llu + stale/invalid/unanswered",
+		    (unsigned long long)vs.notices, (unsigned long long)vs.records);
+	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_INVALID], 0);
+	TEST_ASSERT_EQ(vs.records, guest_cc);
+	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_STALE], guest_st);
+	TEST_ASSERT(vs.nmis >= TARGET_NMIS, "nmis %llu",
+		    (unsigned long long)vs.nmis);
+
+	stream_drain(stream_fd, &sc, false);
+	TEST_ASSERT_EQ(sc.hello, 1);
+	TEST_ASSERT_EQ(sc.registered, 1);
+	TEST_ASSERT_EQ(sc.unregistered, 1);
+	TEST_ASSERT_EQ(sc.callchains, vs.records - vs.losses[PVPROF_LOSS_STREAM_OVERFLOW]);
+
+	fprintf(stderr, "# measured: samples %llu = notices %llu + sample losses %llu (throttled %llu, slot busy %llu, ring full %llu); notices = records %llu + stale %llu + invalid %llu + unanswered %llu; nmis %llu; stream callchains %llu, notice IP = interrupted IP in %llu\n",
+		(unsigned long long)vs.samples, (unsigned long long)vs.notices,
+		(unsigned long long)sum(vs.losses, sample_losses, ARRAY_SIZE(sample_losses)),
+		(unsigned long long)vs.losses[PVPROF_LOSS_THROTTLED],
+		(unsigned long long)vs.losses[PVPROF_LOSS_SLOT_BUSY],
+		(unsigned long long)vs.losses[PVPROF_LOSS_NOTICE_RING_FULL],
+		(unsigned long long)vs.records,
+		(unsigned long long)vs.losses[PVPROF_LOSS_STALE],
+		(unsigned long long)vs.losses[PVPROF_LOSS_INVALID],
+		(unsigned long long)vs.losses[PVPROF_LOSS_UNANSWERED],
+		(unsigned long long)vs.nmis, (unsigned long long)sc.callchains,
+		(unsigned long long)sc.ip_matches);
+
+	/*
+	 * The stream fd outlives the VM and then reads end of file.  The
+	 * vCPU fd and its kvm_run mapping hold the VM too: release them.
+	 */
+	TEST_ASSERT(munmap(vcpu->run, ioctl(kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0)) == 0,
+		    "munmap kvm_run");
+	close(vcpu->fd);
+	kvm_vm_free(vm);
+	TEST_ASSERT(fcntl(stream_fd, F_SETFL, 0) == 0, "blocking mode");
+	stream_drain(stream_fd, &sc, true);
+	close(stream_fd);
+	close(kvm_fd);
+	return;
+out:
+	kvm_vm_free(vm);
+	close(kvm_fd);
+}
+
+static const struct test_case cases[] = {
+	{ "cpu_clock_end_to_end", test_cpu_clock_end_to_end },
+};
+
+int main(int argc, char **argv)
+{
+	return test_run_cases("sample", cases, ARRAY_SIZE(cases), argc, argv);
+}
