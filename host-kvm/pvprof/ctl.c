@@ -202,8 +202,8 @@ static long pvprof_ctl_status(struct kvm *kvm, struct pvprof_ctl_status *cs)
 	cs->sample_period = 0;
 	cs->sample_freq = 0;
 	memset(cs->losses, 0, sizeof(cs->losses));
-	cs->sideband_bytes = 0;
-	cs->sideband_refused = 0;
+	cs->sideband_bytes = pvm ? atomic64_read(&pvm->sideband_bytes) : 0;
+	cs->sideband_refused = pvm ? atomic64_read(&pvm->sideband_refused) : 0;
 
 	if (pvm)
 		mutex_lock(&pvm->lock);

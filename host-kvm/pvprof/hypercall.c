@@ -31,11 +31,11 @@ static_assert(PVPROF_EOPNOTSUPP == KVM_EOPNOTSUPP);
 static_assert(PVPROF_ENOSYS == KVM_ENOSYS);
 
 /*
- * Features this host implements: registration and cpu-clock sampling.
- * Hardware events are not advertised until they are tested on a host with
- * a PMU; SIDEBAND answers -PVPROF_EOPNOTSUPP until it exists.
+ * Features this host implements: registration, cpu-clock sampling and
+ * SIDEBAND.  Hardware events are not advertised until they are tested on
+ * a host with a PMU.
  */
-#define PVPROF_HOST_FEATURES	PVPROF_FEAT_CPU_CLOCK
+#define PVPROF_HOST_FEATURES	(PVPROF_FEAT_CPU_CLOCK | PVPROF_FEAT_SIDEBAND)
 
 static_assert((PVPROF_HOST_FEATURES & ~PVPROF_FEAT_ALL) == 0);
 
@@ -243,8 +243,8 @@ long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,
 		return pvprof_unregister(vcpu);
 	case PVPROF_OP_QUERY:
 		return pvprof_query(vcpu, a1);
-	default:
-		/* SIDEBAND: see PVPROF_HOST_FEATURES. */
-		return -PVPROF_EOPNOTSUPP;
+	case PVPROF_OP_SIDEBAND:
+		return pvprof_sideband(vcpu, a1, a2);
 	}
+	return -PVPROF_EOPNOTSUPP;
 }

@@ -44,6 +44,8 @@ struct perf_event;
  * @folded_losses: @irq_losses already added to @acct
  * @window_start: jiffies when the per-vCPU rate window began
  * @window_samples: samples taken in that window
+ * @streamed_losses: losses already reported in LOSS stream records
+ * @loss_flush_at: jiffies after which changed losses are queued again
  * @record_copy: one record slot copied out of the buffer
  * @stream_rec: a callchain stream record being built
  *
@@ -77,6 +79,8 @@ struct pvprof_vcpu {
 	u64 folded_losses[PVPROF_LOSS_NR];
 	unsigned long window_start;
 	u32 window_samples;
+	u64 streamed_losses[PVPROF_LOSS_NR];
+	unsigned long loss_flush_at;
 	u64 record_copy[PVPROF_RECORD_SLOT_SIZE / 8];
 	u64 stream_rec[(sizeof(struct pvprof_st_callchain) +
 			8 * PVPROF_MAX_DEPTH) / 8];
@@ -138,6 +142,11 @@ struct pvprof_config {
  * @window_start: jiffies when the per-VM rate window began
  * @window_samples: samples the VM took in that window
  * @stream: created by the first ENABLE, NULL before
+ * @sideband_lock: protects the sideband token bucket
+ * @sideband_tokens: bytes the VM may still send now
+ * @sideband_refill_ns: when the bucket was last refilled
+ * @sideband_bytes: sideband bytes appended to the stream
+ * @sideband_refused: SIDEBAND calls answered with an error
  * @vcpus: per-vCPU state by vcpu_idx, allocated on first use
  */
 struct pvprof_vm {
@@ -153,6 +162,11 @@ struct pvprof_vm {
 	unsigned long window_start;
 	atomic_t window_samples;
 	struct pvprof_stream *stream;
+	spinlock_t sideband_lock;
+	u64 sideband_tokens;
+	u64 sideband_refill_ns;
+	atomic64_t sideband_bytes;
+	atomic64_t sideband_refused;
 	struct pvprof_vcpu *vcpus[KVM_MAX_VCPUS];
 };
 
@@ -169,11 +183,14 @@ void pvprof_sampling_changed(struct pvprof_vm *pvm);
 void pvprof_vcpu_stop_sampling(struct pvprof_vcpu *pv);
 void pvprof_vcpu_unregister(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv);
 
+long pvprof_sideband(struct kvm_vcpu *vcpu, u64 gpa, u64 len);
+
 struct pvprof_stream *pvprof_stream_create(void);
 void pvprof_stream_free(struct pvprof_stream *st);
 bool pvprof_stream_append(struct pvprof_stream *st, const void *rec, u32 len);
 void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 			    u32 event);
+void pvprof_stream_put_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv);
 void pvprof_stream_finish(struct pvprof_stream *st);
 int pvprof_stream_open(struct pvprof_vm *pvm, u32 nr_vcpus);
 

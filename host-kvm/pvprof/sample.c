@@ -465,6 +465,15 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 		pvprof_buffer_gone(pvm, pv, false);
 }
 
+/* Changed loss counts reach the stream at least once a second. */
+static void pvprof_flush_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
+{
+	if (time_before(jiffies, pv->loss_flush_at))
+		return;
+	pv->loss_flush_at = jiffies + HZ;
+	pvprof_stream_put_losses(pvm, pv);
+}
+
 static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
 {
 	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
@@ -484,6 +493,7 @@ static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
 		return;
 	}
 	pvprof_vcpu_work(vcpu, pvm, pv, entering);
+	pvprof_flush_losses(pvm, pv);
 	mutex_unlock(&pv->lock);
 }
 

@@ -128,6 +128,38 @@ void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 }
 
 /**
+ * pvprof_stream_put_losses() - queue LOSS records for changed loss counts
+ * @pvm: the VM
+ * @pv: the vCPU, lock held
+ *
+ * Each record carries the count since the previous LOSS record of the same
+ * vCPU and reason.  A record that does not fit is not lost: its count
+ * stays pending and goes into the next one (spec section 13.5).
+ */
+void pvprof_stream_put_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
+{
+	struct pvprof_stream *st = READ_ONCE(pvm->stream);
+	struct pvprof_st_loss rec;
+	unsigned int r;
+
+	lockdep_assert_held(&pv->lock);
+	if (!st)
+		return;
+	for (r = 0; r < PVPROF_LOSS_NR; r++) {
+		u64 count = pv->acct.losses[r] - pv->streamed_losses[r];
+		u32 len;
+
+		if (!count)
+			continue;
+		len = pvprof_st_put_loss(&rec, sizeof(rec), pv->vcpu_id,
+					 ktime_get_ns(), r, count);
+		if (!pvprof_stream_append(st, &rec, len))
+			return;
+		pv->streamed_losses[r] = pv->acct.losses[r];
+	}
+}
+
+/**
  * pvprof_stream_finish() - the VM is gone: readers get end of file
  * @st: the stream
  */

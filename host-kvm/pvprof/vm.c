@@ -14,6 +14,7 @@
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/timekeeping.h>
 
 #include "pvprof_hooks.h"
 #include "pvprof_host.h"
@@ -71,6 +72,9 @@ struct pvprof_vm *pvprof_vm_get_or_create(struct kvm *kvm)
 		return NULL;
 	kref_init(&pvm->ref);
 	mutex_init(&pvm->lock);
+	spin_lock_init(&pvm->sideband_lock);
+	pvm->sideband_tokens = PVPROF_SIDEBAND_DEFAULT_RATE;
+	pvm->sideband_refill_ns = ktime_get_ns();
 	pvm->kvm = kvm;
 	pvm->expose = PVPROF_EXPOSE_DEFAULT;
 
@@ -178,8 +182,8 @@ struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu)
  * @pv: the vCPU's state, lock held
  * @event: PVPROF_VCPU_UNREGISTERED or PVPROF_VCPU_DROPPED, for the stream
  *
- * Counts the outstanding notices as unanswered (core/host.h).  Does
- * nothing when the vCPU is not registered.
+ * Counts the outstanding notices as unanswered (core/host.h) and queues
+ * the losses to the stream.  Does nothing when the vCPU is not registered.
  */
 void pvprof_vcpu_drop(struct pvprof_vm *pvm, struct pvprof_vcpu *pv, u32 event)
 {
@@ -189,6 +193,7 @@ void pvprof_vcpu_drop(struct pvprof_vm *pvm, struct pvprof_vcpu *pv, u32 event)
 	pvprof_host_unregister(&pv->ring, &pv->acct);
 	pv->registered = false;
 	pvprof_stream_put_vcpu(pvm, pv, event);
+	pvprof_stream_put_losses(pvm, pv);
 }
 
 /**
@@ -219,6 +224,7 @@ static void pvprof_vcpu_free(struct pvprof_vm *pvm, unsigned int idx)
 	mutex_lock(&pv->lock);
 	pvprof_vcpu_stop_sampling(pv);
 	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
+	pvprof_stream_put_losses(pvm, pv);
 	mutex_unlock(&pv->lock);
 	WRITE_ONCE(pvm->vcpus[idx], NULL);
 	kfree(pv);

@@ -7,7 +7,8 @@
  * the records the host accepted, with the counters balancing:
  *   samples == notices + sample losses
  *   notices == records + stale + invalid + unanswered (after UNREGISTER)
- * Destroying the VM ends the stream with end of file.
+ * Destroying the VM ends the stream with end of file, after LOSS records
+ * that add up to the final loss counters.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -94,6 +95,7 @@ static void status_get(int kvm_fd, int vm_fd, struct pvprof_ctl_status *cs,
 struct stream_counts {
 	uint64_t hello, callchains, registered, unregistered, other;
 	uint64_t last_seq, ip_matches;
+	uint64_t losses[PVPROF_LOSS_NR];
 };
 
 /* Read every queued record without blocking; check framing and order. */
@@ -135,6 +137,9 @@ static void stream_drain(int fd, struct stream_counts *c, bool until_eof)
 				if (pvprof_st_frame(&v, 0) - PVPROF_KERNEL_HALF_START ==
 				    v.u.callchain.notice_ip)
 					c->ip_matches++;
+				break;
+			case PVPROF_ST_LOSS:
+				c->losses[v.u.loss.reason] += v.u.loss.count;
 				break;
 			case PVPROF_ST_VCPU:
 				if (v.u.vcpu.event == PVPROF_VCPU_REGISTERED) {
@@ -189,6 +194,7 @@ static void test_cpu_clock_end_to_end(void)
 	struct ucall uc;
 	uint64_t guest_cc, guest_st;
 	int kvm_fd, stream_fd;
+	unsigned int i;
 
 	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	TEST_ASSERT(kvm_fd >= 0, "open /dev/kvm: %s", strerror(errno));
@@ -273,6 +279,11 @@ static void test_cpu_clock_end_to_end(void)
 	kvm_vm_free(vm);
 	TEST_ASSERT(fcntl(stream_fd, F_SETFL, 0) == 0, "blocking mode");
 	stream_drain(stream_fd, &sc, true);
+	for (i = 0; i < PVPROF_LOSS_NR; i++)
+		TEST_ASSERT(sc.losses[i] == vs.losses[i],
+			    "LOSS records of reason %u add up to %llu, status says %llu",
+			    i, (unsigned long long)sc.losses[i],
+			    (unsigned long long)vs.losses[i]);
 	close(stream_fd);
 	close(kvm_fd);
 	return;
@@ -281,8 +292,133 @@ out:
 	close(kvm_fd);
 }
 
+enum { STAGE_SB_DISABLED = 10, STAGE_SB_DONE };
+
+/* Sideband messages live in free guest RAM past the sample buffer. */
+#define SB_GPA		0x340000ULL
+#define SB_SMALL	32
+
+static int64_t sideband(uint64_t gpa, uint64_t len)
+{
+	return pvprof_hypercall(PVPROF_OP_SIDEBAND, gpa, len, 0);
+}
+
+static void guest_sideband(void)
+{
+	struct pvprof_sideband_hdr *h = (void *)SB_GPA;
+	uint64_t accepted = 0, limited = 0, i;
+
+	h->type = PVPROF_SB_PROCESS;
+	h->version = PVPROF_SIDEBAND_VERSION;
+	h->size = SB_SMALL;
+	/* Not enabled: accepted and discarded. */
+	GUEST_SYNC_ARGS(STAGE_SB_DISABLED, sideband(SB_GPA, SB_SMALL), 0, 0);
+
+	GUEST_ASSERT_EQ(sideband(SB_GPA, SB_SMALL), 0);
+	GUEST_ASSERT_EQ(sideband(SB_GPA, PVPROF_SIDEBAND_MAX_SIZE + 1),
+			-(int64_t)PVPROF_E2BIG);
+	GUEST_ASSERT_EQ(sideband(SB_GPA, 8), -(int64_t)PVPROF_EINVAL);
+	GUEST_ASSERT_EQ(sideband(SB_GPA + PVPROF_PAGE_SIZE - 16, SB_SMALL),
+			-(int64_t)PVPROF_EINVAL);
+	GUEST_ASSERT_EQ(sideband(GUEST_MEM_SIZE, SB_SMALL),
+			-(int64_t)PVPROF_EFAULT);
+	h->version = PVPROF_SIDEBAND_VERSION + 1;
+	GUEST_ASSERT_EQ(sideband(SB_GPA, SB_SMALL), -(int64_t)PVPROF_EINVAL);
+	h->version = PVPROF_SIDEBAND_VERSION;
+
+	/* Full pages until the budget of one second runs out. */
+	h->size = PVPROF_SIDEBAND_MAX_SIZE;
+	for (i = 0; i < 2 * PVPROF_SIDEBAND_DEFAULT_RATE / PVPROF_SIDEBAND_MAX_SIZE; i++) {
+		int64_t ret = sideband(SB_GPA, PVPROF_SIDEBAND_MAX_SIZE);
+
+		if (ret) {
+			GUEST_ASSERT_EQ(ret, -(int64_t)PVPROF_ERATELIMIT);
+			limited++;
+			break;
+		}
+		accepted++;
+	}
+	GUEST_SYNC_ARGS(STAGE_SB_DONE, accepted, limited, 0);
+	GUEST_DONE();
+}
+
+static void test_sideband(void)
+{
+	struct pvprof_ctl_enable en = {
+		.event = PVPROF_EVENT_CPU_CLOCK,
+		.sample_period = 10 * 1000 * 1000,
+	};
+	struct pvprof_ctl_vm vmarg = { 0 };
+	static uint8_t buf[1 << 20];
+	struct pvprof_ctl_status cs;
+	struct pvprof_vcpu_status vs;
+	uint64_t accepted, records = 0, bytes = 0;
+	struct pvprof_st_iter it;
+	struct pvprof_st_view v;
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm;
+	struct ucall uc;
+	int kvm_fd, stream_fd;
+	ssize_t n;
+
+	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	TEST_ASSERT(kvm_fd >= 0, "open /dev/kvm: %s", strerror(errno));
+	vm = vm_create_with_one_vcpu(&vcpu, guest_sideband);
+	vcpu_run_expect_sync(vcpu, STAGE_SB_DISABLED, &uc);
+	if (test_kvm_flavour() == KVM_FLAVOUR_STOCK) {
+		TEST_ASSERT_EQ(uc.args[1], -(uint64_t)PVPROF_ENOSYS);
+		goto out;
+	}
+	TEST_ASSERT_EQ(uc.args[1], 0);
+
+	en.vm_fd = vm->fd;
+	vmarg.vm_fd = vm->fd;
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_ENABLE, &en), 0);
+	stream_fd = ioctl(kvm_fd, PVPROF_CTL_STREAM, &vmarg);
+	TEST_ASSERT(stream_fd >= 0, "PVPROF_CTL_STREAM: %s", strerror(errno));
+	vcpu_run_expect_sync(vcpu, STAGE_SB_DONE, &uc);
+	accepted = uc.args[1];
+	TEST_ASSERT_EQ(uc.args[2], 1);
+	/* One second of budget, less the small message, plus refill. */
+	TEST_ASSERT(accepted >= PVPROF_SIDEBAND_DEFAULT_RATE / PVPROF_SIDEBAND_MAX_SIZE - 2 &&
+		    accepted <= PVPROF_SIDEBAND_DEFAULT_RATE / PVPROF_SIDEBAND_MAX_SIZE + 8,
+		    "%llu full pages accepted from a budget of %u bytes/s",
+		    (unsigned long long)accepted, PVPROF_SIDEBAND_DEFAULT_RATE);
+	vcpu_run_expect_done(vcpu);
+
+	status_get(kvm_fd, vm->fd, &cs, &vs);
+	TEST_ASSERT_EQ(cs.sideband_bytes,
+		       SB_SMALL + accepted * PVPROF_SIDEBAND_MAX_SIZE);
+	/* E2BIG, two EINVAL framing, EFAULT, bad version, one rate limit. */
+	TEST_ASSERT_EQ(cs.sideband_refused, 6);
+
+	TEST_ASSERT(fcntl(stream_fd, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	while ((n = read(stream_fd, buf, sizeof(buf))) > 0) {
+		enum pvprof_st_status st;
+
+		pvprof_st_iter_init(&it, buf, n);
+		if (records)
+			it.records = 1;
+		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
+			records++;
+			if (v.hdr.type != PVPROF_ST_SIDEBAND)
+				continue;
+			bytes += v.sb_len;
+		}
+		TEST_ASSERT(st == PVPROF_ST_END, "stream framing: %s",
+			    pvprof_st_status_name(st));
+	}
+	TEST_ASSERT(n < 0 && errno == EAGAIN, "stream read: %s", strerror(errno));
+	TEST_ASSERT_EQ(bytes, cs.sideband_bytes);
+	close(stream_fd);
+out:
+	kvm_vm_free(vm);
+	close(kvm_fd);
+}
+
 static const struct test_case cases[] = {
 	{ "cpu_clock_end_to_end", test_cpu_clock_end_to_end },
+	{ "sideband", test_sideband },
 };
 
 int main(int argc, char **argv)
