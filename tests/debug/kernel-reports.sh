@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # kernel-reports.sh NAME RUN_DIR: checks what one debug-kernel L1 run left in
-# RUN_DIR (run-l1's out directory) and prints two cases:
+# RUN_DIR (run-l1's out directory) and prints three cases:
+#   checkers_active the dmesg shows KASAN, lockdep, RCU lockdep and kmemleak
+#                   starting (a kernel without them, or a log that wrapped
+#                   and lost its start, proves nothing) and kmemleak not
+#                   disabling itself
 #   kernel_reports  L1's dmesg.txt has no lockdep, RCU, KASAN, UBSAN,
 #                   might-sleep, debug-objects, WARNING, BUG or Oops report
 #   kmemleak        kmemleak.txt (scanned by L1's init before power-off, after
@@ -47,6 +51,22 @@ if [ ! -s "$dir/dmesg.txt" ]; then
 	echo "FAIL $name/kernel_reports: no dmesg.txt in $dir (L1 did not finish)"
 	failed=1
 else
+	missing=
+	for line in 'kasan: KernelAddressSanitizer initialized' \
+		    'Lock dependency validator' \
+		    'RCU lockdep checking is enabled' \
+		    'kmemleak: Kernel memory leak detector initialized'; do
+		grep -q "$line" "$dir/dmesg.txt" || missing="$missing '$line'"
+	done
+	if [ -n "$missing" ]; then
+		echo "FAIL $name/checkers_active: not in $dir/dmesg.txt:$missing"
+		failed=1
+	elif grep -q 'kmemleak: Kernel memory leak detector disabled' "$dir/dmesg.txt"; then
+		echo "FAIL $name/checkers_active: kmemleak disabled itself (see $dir/dmesg.txt)"
+		failed=1
+	else
+		echo "PASS $name/checkers_active"
+	fi
 	out=$(extract_reports "$dir/dmesg.txt")
 	count=$(tail -n 1 <<< "$out" | cut -d' ' -f2)
 	if [ "$count" -eq 0 ]; then
