@@ -27,7 +27,8 @@ cache=${PVPROF_CACHE:-/var/cache/pvprof}
 suite_timeout=${DEBUG_SUITE_TIMEOUT:-1800}
 
 if [ "${1:-}" = --if-cached ]; then
-	# The cache key as build-kernel.sh computes it.
+	# The cache key as build-kernel.sh computes it (should the two ever
+	# disagree, the suite is skipped, never passed).
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) || srcver=
 	key=$(printf '%s\n' "$srcver" | cat - "$here/debug.config" "$here/build-kernel.sh" |
 	      sha256sum | cut -c1-16)
@@ -83,7 +84,7 @@ echo "  timing: pvprof KVM modules against the debug kernel in $(( $(date +%s) -
 # The host suite, every configuration, on the debug kernel. Its results and
 # L1 runs stay under $O/debug, apart from make check-host's.
 runs=$debug_out/tests/host/runs
-rm -rf "$runs"
+rm -rf "$runs" "$debug_out/results/host"
 RUNL1_KERNEL=$image HOST_SUITE_TIMEOUT=$suite_timeout \
 	make -s -C "$repo/tests/host" run O="$debug_out" > "$debug_out/host-suite.log" 2>&1
 while IFS= read -r line; do
