@@ -237,14 +237,15 @@ request:
 static void pvprof_sync_event(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 {
 	u64 gen = READ_ONCE(pvm->config_gen);
+	bool enabled = READ_ONCE(pvm->enabled);
 	struct perf_event_attr attr;
 	struct perf_event *pe;
 
-	if (pv->config_gen == gen && pv->event_owner == current)
+	if (pv->config_gen == gen && (!enabled || pv->event_owner == current))
 		return;
 	pvprof_vcpu_stop_sampling(pv);
 	pv->config_gen = gen;
-	if (!READ_ONCE(pvm->enabled))
+	if (!enabled)
 		return;
 	attr = pvprof_event_attr(&pvm->config);
 	pe = perf_event_create_kernel_counter(&attr, -1, current,
@@ -526,7 +527,7 @@ void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
 		return;
 	pv = pvprof_vcpu_find(vcpu);
 	if (!pv || READ_ONCE(pv->config_gen) != READ_ONCE(pvm->config_gen) ||
-	    READ_ONCE(pv->event_owner) != current)
+	    (READ_ONCE(pvm->enabled) && READ_ONCE(pv->event_owner) != current))
 		kvm_make_request(KVM_REQ_PVPROF, vcpu);
 }
 
