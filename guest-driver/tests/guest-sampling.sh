@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# guest-sampling: pvprof_guest.ko in a 2-vCPU L2 while the pvprof KVM in L1
+# samples it (kvm-pvprof enable, cpu-clock at 1000 Hz, 30 s of a busy loop).
+# Needs a host that offers PVPROF_FEAT_CPU_CLOCK (the host data path); on a
+# host without it the registration checks fail and say so.
+#
+# Checks: both vCPUs registered; the host accepted callchain records and
+# rejected none (loss reason "invalid" 0); the guest's books balance
+# (notices == records + stale + dropped, no garbage, no errors); an NMI
+# backtrace of all CPUs works while sampling with no unknown-NMI report;
+# unload is clean; no kernel splat in L2 or L1.
+#
+# usage: guest-sampling.sh; writes "<passed> <failed>" to
+# $O/results/guest-sampling.  "guest-sampling.sh --in-l1 OUT" runs in L1.
+
+PROG=guest-sampling
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../tests/nested/common.sh
+source "$TESTS_DIR/../../tests/nested/common.sh"
+set -uo pipefail
+
+L2_IMAGE=$NESTED_OUT/guest-sampling-l2.cpio
+TOOL=$O/bin/kvm-pvprof
+
+# wait_for FILE PATTERN POLLS: poll FILE for PATTERN every 0.5 s.
+wait_for() {
+	local polls
+	for ((polls = 0; polls < $3; polls++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+in_l1() {
+	local out=$1 pid
+	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --timeout 600 \
+		--pidfile "$out/l2.pid" --console "$out/l2.console" 2> "$out/l2.stderr" &
+	wait_for "$out/l2.console" READY 600 || echo "L2 never said READY" > "$out/enable.out"
+	pid=$(cat "$out/l2.pid")
+	"$TOOL" enable "$pid" >> "$out/enable.out" 2>&1
+	echo "enable_status $?" >> "$out/enable.out"
+	wait_for "$out/l2.console" LOOP-DONE 600
+	"$TOOL" status "$pid" > "$out/status.out" 2>&1
+	wait
+	echo $? > "$out/l2.status"
+	exit 0
+}
+
+if [ "${1:-}" = --in-l1 ]; then
+	in_l1 "$2"
+fi
+
+passed=0
+failed=0
+check() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then
+		echo "PASS $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name: $why"
+		failed=$((failed + 1))
+	fi
+}
+
+fact() {
+	sed -n "s/^FACT $1 //p" "$outdir/l2.console" | head -n 1 | tr -d '\r'
+}
+
+outdir=$NESTED_OUT/guest-sampling
+rm -rf "$outdir"
+mkdir -p "$outdir" || die "cannot create $outdir"
+make -s -C "$REPO_DIR/guest-driver" modules > "$outdir/build.log" 2>&1 ||
+	die "make -C guest-driver failed (see $outdir/build.log)"
+make -s -C "$REPO_DIR/host-kvm" modules > "$outdir/host-kvm-build.log" 2>&1 ||
+	die "'make -C host-kvm modules' failed (see $outdir/host-kvm-build.log)"
+make -s -C "$REPO_DIR/host-kvm/tool" > "$outdir/tool-build.log" 2>&1 ||
+	die "'make -C host-kvm/tool' failed (see $outdir/tool-build.log)"
+"$NESTED_DIR/l2-initramfs" --run "$TESTS_DIR/guest-sampling-l2.sh" \
+	--file "$O/guest-driver/pvprof_guest.ko:/pvprof_guest.ko" -o "$L2_IMAGE" > /dev/null ||
+	die "l2-initramfs failed"
+
+"$NESTED_DIR/run-l1" --kvm pvprof --smp 2 --timeout 900 --out "$outdir" -- \
+	"$TESTS_DIR/guest-sampling.sh" --in-l1 "$outdir" > "$outdir/l1.stdout" 2> "$outdir/l1.stderr"
+check l1-runs "run-l1 exited $?: $(tail -n 2 "$outdir/l1.stderr")" [ -f "$outdir/l2.status" ]
+check l2-runs "run-l2 exited '$(cat "$outdir/l2.status" 2>/dev/null)'" \
+	[ "$(cat "$outdir/l2.status" 2>/dev/null)" = 0 ]
+check insmod "insmod exited '$(fact insmod_status)'" [ "$(fact insmod_status)" = 0 ]
+check enable "$(tr '\n' ' ' < "$outdir/enable.out" 2>/dev/null)" grep -qx 'enable_status 0' "$outdir/enable.out"
+check both-vcpus-registered "$(grep 'vCPUs:' "$outdir/status.out" 2>/dev/null)" \
+	grep -qE '^ *vCPUs: *2, 2 registered$' "$outdir/status.out"
+host_records=$(sed -n 's/^ *totals:.* records \([0-9]*\).*/\1/p' "$outdir/status.out")
+check host-accepts-records "host totals: $(grep 'totals:' "$outdir/status.out")" [ "${host_records:-0}" -gt 0 ]
+check host-rejects-none "$(grep -E '^ *invalid ' "$outdir/status.out")" \
+	grep -qE '^ *invalid +0$' "$outdir/status.out"
+notices=$(fact notices) records=$(fact records) stale=$(fact stale) dropped=$(fact dropped)
+check guest-books-balance "notices '$notices', records '$records', stale '$stale', dropped '$dropped'" \
+	[ "${notices:-x}" = "$((${records:-0} + ${stale:-0} + ${dropped:-0}))" ]
+check guest-answers "records '$records'" [ "${records:-0}" -gt 0 ]
+check guest-no-errors "errors '$(fact errors)', garbage '$(fact garbage)'" \
+	[ "$(fact errors)$(fact garbage)" = 00 ]
+check nmi-backtrace-while-sampling "'$(fact nmi_backtrace_cpus)' of 2 CPUs ($(fact nmi_backtraces) backtraces)" \
+	[ "$(fact nmi_backtrace_cpus)" = 2 ]
+check no-unknown-nmi "'$(fact unknown_nmi_lines)' unknown NMIs ($(fact nmi_backtraces) backtraces for 2 CPUs)" \
+	[ "$(fact unknown_nmi_lines)" = 0 ]
+check rmmod "rmmod exited '$(fact rmmod_status)'" [ "$(fact rmmod_status)" = 0 ]
+check no-l2-warning "'$(fact kernel_warning_lines)' splat lines: $(sed -n 's/^FACT kernel_line //p' "$outdir/l2.console" | head -n 8 | tr '\n' '|')" \
+	[ "$(fact kernel_warning_lines)" = 0 ]
+bad="no dmesg.txt from L1"
+[ -f "$outdir/dmesg.txt" ] &&
+	bad=$(grep -E 'WARNING: CPU|BUG:|Oops|general protection fault|possible .*locking|Dazed and confused' \
+		"$outdir/dmesg.txt" | head -n 1)
+check l1-no-warning "L1 logged: $bad" [ -z "$bad" ]
+
+mkdir -p "$O/results"
+echo "$passed $failed" > "$O/results/guest-sampling"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
