@@ -6,6 +6,7 @@
 #   make check      install missing Debian packages, build, run every suite
 #   make check-unit fast suites only: unit, model, fuzz smoke, guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
+#   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-debug the host suites on a debug L1 kernel (lockdep, KASAN, ...);
 #                   its first run builds that kernel (30-40 min, cached)
 #   make modules    the pvprof-enabled replacement KVM modules
@@ -23,13 +24,13 @@ CFLAGS_USER	:= -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
 export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
-	check-nested check-host-suite check-debug check-debug-if-cached \
+	check-nested check-host-suite check-guest check-debug check-debug-if-cached \
 	clean help
 
 all: user
 
 help:
-	@sed -n '3,16p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -50,7 +51,7 @@ guest-driver:
 # any failure (including a suite that died before writing its counts) fails.
 check: deps
 	@rm -rf $(O)/results
-	@$(MAKE) -k check-unit check-host check-debug-if-cached; status=$$?; \
+	@$(MAKE) -k check-unit check-host check-guest check-debug-if-cached; status=$$?; \
 	scripts/summarize-results.sh $(O)/results && exit $$status
 
 check-unit:
@@ -67,6 +68,9 @@ check-nested: modules
 
 check-host-suite: modules
 	$(MAKE) -C tests/host run
+
+check-guest: modules guest-driver
+	$(MAKE) -C guest-driver check-nested
 
 # The debug kernel's build needs these beyond make deps.
 DEBUG_KERNEL_PKGS := flex bison bc libssl-dev
