@@ -49,25 +49,8 @@ if [ "${1:-}" = --in-l1 ]; then
 	in_l1 "$@"
 fi
 
-passed=0
-failed=0
-check() {
-	local name=$1 why=$2
-	shift 2
-	if "$@"; then
-		echo "PASS $name"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $name: $why"
-		failed=$((failed + 1))
-	fi
-}
-
 finish() {
-	mkdir -p "$O/results"
-	echo "$passed $failed" > "$O/results/guest-inert"
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	results_write guest-inert
 	exit
 }
 

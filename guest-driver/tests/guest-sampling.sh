@@ -52,20 +52,6 @@ if [ "${1:-}" = --in-l1 ]; then
 	in_l1 "$2"
 fi
 
-passed=0
-failed=0
-check() {
-	local name=$1 why=$2
-	shift 2
-	if "$@"; then
-		echo "PASS $name"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $name: $why"
-		failed=$((failed + 1))
-	fi
-}
-
 fact() {
 	sed -n "s/^FACT $1 //p" "$outdir/l2.console" | head -n 1 | tr -d '\r'
 }
@@ -115,7 +101,4 @@ bad="no dmesg.txt from L1"
 		"$outdir/dmesg.txt" | head -n 1)
 check l1-no-warning "L1 logged: $bad" [ -z "$bad" ]
 
-mkdir -p "$O/results"
-echo "$passed $failed" > "$O/results/guest-sampling"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+results_write guest-sampling

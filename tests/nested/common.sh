@@ -143,3 +143,28 @@ stage_busybox() {
 	cp "$bb" "$dir/bin/busybox" || die "cannot copy $bb"
 	ln -s busybox "$dir/bin/sh"
 }
+
+# Scenario scripts: "check NAME WHY CMD..." runs CMD and prints one PASS or
+# FAIL line; "results_write SUITE" prints the closing "N passed, N failed"
+# line, leaves "<passed> <failed>" in $O/results/SUITE and fails when a case
+# did.
+passed=0
+failed=0
+check() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then
+		echo "PASS $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name: $why"
+		failed=$((failed + 1))
+	fi
+}
+
+results_write() {
+	mkdir -p "$O/results"
+	echo "$passed $failed" > "$O/results/$1"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}

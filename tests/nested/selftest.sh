@@ -37,20 +37,6 @@ if [ "${1:-}" = --in-l1 ]; then
 	in_l1 "$2"
 fi
 
-passed=0
-failed=0
-check() {
-	local name=$1 why=$2
-	shift 2
-	if "$@"; then
-		echo "PASS $name"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $name: $why"
-		failed=$((failed + 1))
-	fi
-}
-
 file_is() {
 	[ "$(cat "$1" 2>/dev/null)" = "$2" ]
 }
@@ -166,6 +152,4 @@ for f in a b c; do
 done | sed 's/^/  /'
 grep -h 'run-l2: L2 reached init' "$a/l2.stderr" | sed 's/^/  /'
 echo "  suite time $((SECONDS - start)) s"
-echo "$passed passed, $failed failed"
-echo "$passed $failed" > "$O/results/nested-selftest"
-[ "$failed" -eq 0 ]
+results_write nested-selftest
