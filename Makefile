@@ -24,7 +24,7 @@ CFLAGS_USER	:= -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
 export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
-	check-nested check-host-suite check-guest check-debug check-debug-if-cached \
+	check-nested check-host-suite check-tool-nested check-guest check-debug check-debug-if-cached \
 	clean help
 
 all: user
@@ -61,13 +61,17 @@ check-unit:
 	$(MAKE) -C host-kvm/tool check
 	$(MAKE) -C guest-driver
 
-check-host: check-nested check-host-suite
+check-host: check-nested check-host-suite check-tool-nested
 
 check-nested: modules
 	O=$(O) tests/nested/selftest.sh
 
 check-host-suite: modules
 	$(MAKE) -C tests/host run
+
+# kvm-pvprof enable/status/disable/expose against the pvprof KVM in L1.
+check-tool-nested: modules tool
+	$(MAKE) -C host-kvm/tool check-nested
 
 check-guest: modules guest-driver
 	$(MAKE) -C guest-driver check-nested
