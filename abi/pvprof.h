@@ -16,6 +16,7 @@
 #define _PVPROF_ABI_PVPROF_H
 
 #include <linux/types.h>
+#include <linux/ioctl.h>
 
 #define PVPROF_ABI_VERSION		1
 
@@ -52,9 +53,11 @@
 #define PVPROF_FEAT_CPU_CLOCK		(1U << 0)	/* timer-based sampling */
 #define PVPROF_FEAT_HW_EVENTS		(1U << 1)	/* host PMU events */
 #define PVPROF_FEAT_SIDEBAND		(1U << 2)	/* PVPROF_OP_SIDEBAND */
+#define PVPROF_FEAT_NMI_DELIVERED	(1U << 3)	/* header nmi_delivered */
 #define PVPROF_FEAT_ALL			(PVPROF_FEAT_CPU_CLOCK | \
 					 PVPROF_FEAT_HW_EVENTS | \
-					 PVPROF_FEAT_SIDEBAND)
+					 PVPROF_FEAT_SIDEBAND | \
+					 PVPROF_FEAT_NMI_DELIVERED)
 
 /* QUERY returns one of these (or a negative error). */
 #define PVPROF_QUERY_UNREGISTERED	0
@@ -139,7 +142,8 @@ struct pvprof_buf_header {
 	__u64 notice_head;		/* notices written (release) */
 	__u64 record_tail;		/* record slots consumed (release) */
 	__u64 nmi_head;			/* notice_head when the last pvprof NMI was injected */
-	__u8  reserved1[24];
+	__u64 nmi_delivered;		/* NMI deliveries that are pvprof's */
+	__u8  reserved1[16];
 
 	/* line 2: guest-written */
 	__u64 notice_tail;		/* notices consumed (release) */
@@ -210,22 +214,23 @@ struct pvprof_record {
 };
 
 /* ------------------------------------------------------------------ */
-/* Sideband (guest agent -> host tool), framing frozen, payloads provisional */
+/* Sideband (guest agent -> host tool): framing and payloads           */
 /* ------------------------------------------------------------------ */
 
 #define PVPROF_SIDEBAND_VERSION		1
 #define PVPROF_SIDEBAND_MAX_SIZE	4096U	/* one hypercall, one page */
 #define PVPROF_SIDEBAND_DEFAULT_RATE	262144U	/* bytes/s per VM the host accepts */
 
-/* Sideband types. Payloads are provisional until the agent exists. */
+/* Sideband types. */
 #define PVPROF_SB_KERNEL		1	/* kernel identity, KASLR base */
-#define PVPROF_SB_KSYMS			2	/* a chunk of kernel symbols */
+#define PVPROF_SB_KSYMS			2	/* a chunk of kernel text symbols */
 #define PVPROF_SB_MODULE		3	/* a loaded module */
-#define PVPROF_SB_PROCESS		4	/* a process: pid, exec_gen, comm */
-#define PVPROF_SB_MMAP			5	/* a mapping with build-id */
-#define PVPROF_SB_ELF_SYMS		6	/* a chunk of an ELF symbol table */
-#define PVPROF_SB_EXIT			7	/* a process exited */
-#define PVPROF_SB_TYPE_MAX		PVPROF_SB_EXIT
+#define PVPROF_SB_PROCESS		4	/* a process image: pid, exec_gen, comm */
+#define PVPROF_SB_MMAP			5	/* an executable mapping with build-id */
+#define PVPROF_SB_ELF_SYMS		6	/* a chunk of an ELF's function symbols */
+#define PVPROF_SB_EXIT			7	/* a process image ended */
+#define PVPROF_SB_AGENT			8	/* the agent's own counters */
+#define PVPROF_SB_TYPE_MAX		PVPROF_SB_AGENT
 
 /**
  * struct pvprof_sideband_hdr - header of every sideband message
@@ -236,6 +241,193 @@ struct pvprof_sideband_hdr {
 	__u32 size;			/* header + payload, <= SIDEBAND_MAX_SIZE */
 	__u64 time_ns;			/* guest monotonic time */
 };
+
+/* Caps on the strings of the payloads (bytes, no terminator counted). */
+#define PVPROF_SB_BUILD_ID_MAX		32	/* GNU build-id note bytes */
+#define PVPROF_SB_NAME_MAX		255	/* a symbol name or a path */
+#define PVPROF_SB_RELEASE_SIZE		64	/* kernel release, NUL-padded */
+#define PVPROF_SB_MODULE_NAME_SIZE	56	/* module name, NUL-padded */
+#define PVPROF_SB_COMM_SIZE		16	/* task comm, NUL-padded */
+
+/**
+ * struct pvprof_sb_build_id - a GNU build-id, @size == 0 when unknown
+ *
+ * bytes[size .. 32) and reserved0 are zero.
+ */
+struct pvprof_sb_build_id {
+	__u8  size;			/* 0..PVPROF_SB_BUILD_ID_MAX */
+	__u8  reserved0[7];
+	__u8  bytes[PVPROF_SB_BUILD_ID_MAX];
+};
+
+/**
+ * struct pvprof_sb_kernel - PVPROF_SB_KERNEL: the running kernel
+ *
+ * stext is the runtime address of _stext, i.e. the KASLR text base.
+ */
+struct pvprof_sb_kernel {
+	struct pvprof_sideband_hdr hdr;
+	__u64 stext;			/* runtime _stext */
+	__u64 etext;			/* runtime _etext, > stext */
+	__u32 nr_syms;			/* text symbols the agent publishes in KSYMS */
+	__u32 reserved0;
+	struct pvprof_sb_build_id build_id;
+	char  release[PVPROF_SB_RELEASE_SIZE];	/* uname -r, NUL-padded */
+};
+
+/*
+ * Symbol chunks (KSYMS, ELF_SYMS) carry nr entries sorted by address after
+ * their fixed part, filling the message exactly:
+ *
+ *   uleb128 delta      address - previous address (first entry: - first)
+ *   uleb128 size       ELF_SYMS only: the symbol's size in bytes
+ *   u8      prefix     bytes shared with the previous entry's name
+ *   u8      suffix     bytes that follow, 1 <= prefix + suffix <= 255
+ *   suffix bytes       the rest of the name (any byte but NUL)
+ *
+ * A uleb128 is at most 10 bytes and its value fits 64 bits.
+ */
+#define PVPROF_SB_ULEB128_MAX		10
+
+/**
+ * struct pvprof_sb_ksyms - PVPROF_SB_KSYMS: kernel text symbols
+ *
+ * module is empty for the kernel image, else the module's name.
+ */
+struct pvprof_sb_ksyms {
+	struct pvprof_sideband_hdr hdr;
+	char  module[PVPROF_SB_MODULE_NAME_SIZE];	/* NUL-padded */
+	__u64 first;			/* address the first delta is relative to */
+	__u16 nr;			/* entries, >= 1 */
+	__u16 reserved0;
+	__u32 reserved1;
+	__u8  data[];
+};
+
+/**
+ * struct pvprof_sb_module - PVPROF_SB_MODULE: a loaded module's text
+ */
+struct pvprof_sb_module {
+	struct pvprof_sideband_hdr hdr;
+	__u64 base;			/* runtime address of its core layout */
+	__u64 size;			/* bytes of its core layout, > 0 */
+	struct pvprof_sb_build_id build_id;
+	char  name[PVPROF_SB_MODULE_NAME_SIZE];	/* NUL-padded, not empty */
+};
+
+/* Process flags. */
+#define PVPROF_SB_PROC_F_FORK		(1U << 0)	/* copies (parent_pid, exec_gen)'s mappings */
+#define PVPROF_SB_PROC_F_ALL		((1U << 1) - 1)
+
+/**
+ * struct pvprof_sb_process - PVPROF_SB_PROCESS: one process image
+ *
+ * (pid, exec_gen) names the image exactly as pvprof_record does.  A
+ * message for a known image updates its comm.
+ */
+struct pvprof_sb_process {
+	struct pvprof_sideband_hdr hdr;
+	__u32 pid;			/* init-namespace tgid */
+	__u32 exec_gen;			/* as pvprof_record.exec_gen */
+	__u32 parent_pid;		/* with PVPROF_SB_PROC_F_FORK, else 0 */
+	__u32 flags;			/* PVPROF_SB_PROC_F_* */
+	char  comm[PVPROF_SB_COMM_SIZE];	/* NUL-padded */
+};
+
+/**
+ * struct pvprof_sb_mmap - PVPROF_SB_MMAP: an executable mapping
+ *
+ * An address a in [start, start + len) is the ELF virtual address
+ * a - start + vaddr of the file with build_id (or file offset
+ * a - start + pgoff when the build-id is unknown).
+ */
+struct pvprof_sb_mmap {
+	struct pvprof_sideband_hdr hdr;
+	__u32 pid;
+	__u32 exec_gen;
+	__u64 start;			/* user address, page aligned */
+	__u64 len;			/* > 0 */
+	__u64 pgoff;			/* file offset of start in bytes */
+	__u64 vaddr;			/* ELF virtual address of start */
+	struct pvprof_sb_build_id build_id;
+	__u16 path_len;			/* 0..PVPROF_SB_NAME_MAX */
+	__u16 reserved0;
+	__u32 reserved1;
+	char  path[];			/* path_len bytes, no NUL */
+};
+
+/**
+ * struct pvprof_sb_elf_syms - PVPROF_SB_ELF_SYMS: an ELF's function symbols
+ *
+ * Addresses are the ELF's virtual addresses (st_value).
+ */
+struct pvprof_sb_elf_syms {
+	struct pvprof_sideband_hdr hdr;
+	struct pvprof_sb_build_id build_id;	/* size >= 1 */
+	__u64 first;			/* address the first delta is relative to */
+	__u16 nr;			/* entries, >= 1 */
+	__u16 reserved0;
+	__u32 reserved1;
+	__u8  data[];
+};
+
+/**
+ * struct pvprof_sb_exit - PVPROF_SB_EXIT: a process image ended
+ *
+ * Records of the image that were captured before may still follow.
+ */
+struct pvprof_sb_exit {
+	struct pvprof_sideband_hdr hdr;
+	__u32 pid;
+	__u32 exec_gen;
+};
+
+/**
+ * struct pvprof_sb_agent - PVPROF_SB_AGENT: the agent's counters so far
+ *
+ * Messages the agent produced but could not send (the host's rate limit
+ * persisted, its own queue was full) are lost; the host tool reports them.
+ */
+struct pvprof_sb_agent {
+	struct pvprof_sideband_hdr hdr;
+	__u32 pid;			/* the agent's pid */
+	__u32 republish;		/* times it published its whole state */
+	__u64 sent_messages;
+	__u64 sent_bytes;
+	__u64 lost_messages;
+	__u64 lost_bytes;
+};
+
+/* ------------------------------------------------------------------ */
+/* /dev/pvprof, the guest driver's device for the agent (guest-local)  */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct pvprof_dev_state - what read() on /dev/pvprof returns
+ *
+ * generation counts the times the driver saw sampling switch on (or its
+ * configuration change while on); poll() reports POLLIN while it differs
+ * from the value this open file last read.
+ */
+struct pvprof_dev_state {
+	__u64 generation;
+	__u32 state;			/* PVPROF_STATE_* as the host last published */
+	__u32 event;			/* PVPROF_EVENT_* */
+	__u64 period;
+	__u64 reserved0;
+};
+
+/**
+ * struct pvprof_dev_exec_gen - PVPROF_DEV_EXEC_GEN argument
+ */
+struct pvprof_dev_exec_gen {
+	__u32 pid;			/* in: init-namespace tgid */
+	__u32 exec_gen;			/* out: as pvprof_record.exec_gen */
+};
+
+#define PVPROF_DEV_IOC_MAGIC		0xb7
+#define PVPROF_DEV_EXEC_GEN		_IOWR(PVPROF_DEV_IOC_MAGIC, 0x01, \
+					      struct pvprof_dev_exec_gen)
 
 /* ------------------------------------------------------------------ */
 /* Compile-time layout checks                                          */
@@ -261,7 +453,8 @@ PVPROF_CHECK_OFFSET(pvprof_buf_header, period, 72);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, notice_head, 80);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, record_tail, 88);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, nmi_head, 96);
-PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved1, 104);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, nmi_delivered, 104);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved1, 112);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, notice_tail, 128);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, record_head, 136);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved2, 144);
@@ -308,5 +501,58 @@ PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, type, 0);
 PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, version, 2);
 PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, size, 4);
 PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, time_ns, 8);
+
+PVPROF_CHECK_SIZE(pvprof_sb_build_id, 40);
+PVPROF_CHECK_OFFSET(pvprof_sb_build_id, bytes, 8);
+PVPROF_CHECK_SIZE(pvprof_sb_kernel, 144);
+PVPROF_CHECK_OFFSET(pvprof_sb_kernel, stext, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_kernel, etext, 24);
+PVPROF_CHECK_OFFSET(pvprof_sb_kernel, nr_syms, 32);
+PVPROF_CHECK_OFFSET(pvprof_sb_kernel, build_id, 40);
+PVPROF_CHECK_OFFSET(pvprof_sb_kernel, release, 80);
+PVPROF_CHECK_SIZE(pvprof_sb_ksyms, 88);
+PVPROF_CHECK_OFFSET(pvprof_sb_ksyms, module, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_ksyms, first, 72);
+PVPROF_CHECK_OFFSET(pvprof_sb_ksyms, nr, 80);
+PVPROF_CHECK_OFFSET(pvprof_sb_ksyms, data, 88);
+PVPROF_CHECK_SIZE(pvprof_sb_module, 128);
+PVPROF_CHECK_OFFSET(pvprof_sb_module, base, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_module, size, 24);
+PVPROF_CHECK_OFFSET(pvprof_sb_module, build_id, 32);
+PVPROF_CHECK_OFFSET(pvprof_sb_module, name, 72);
+PVPROF_CHECK_SIZE(pvprof_sb_process, 48);
+PVPROF_CHECK_OFFSET(pvprof_sb_process, pid, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_process, exec_gen, 20);
+PVPROF_CHECK_OFFSET(pvprof_sb_process, parent_pid, 24);
+PVPROF_CHECK_OFFSET(pvprof_sb_process, flags, 28);
+PVPROF_CHECK_OFFSET(pvprof_sb_process, comm, 32);
+PVPROF_CHECK_SIZE(pvprof_sb_mmap, 104);
+PVPROF_CHECK_OFFSET(pvprof_sb_mmap, pid, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_mmap, start, 24);
+PVPROF_CHECK_OFFSET(pvprof_sb_mmap, len, 32);
+PVPROF_CHECK_OFFSET(pvprof_sb_mmap, pgoff, 40);
+PVPROF_CHECK_OFFSET(pvprof_sb_mmap, vaddr, 48);
+PVPROF_CHECK_OFFSET(pvprof_sb_mmap, build_id, 56);
+PVPROF_CHECK_OFFSET(pvprof_sb_mmap, path_len, 96);
+PVPROF_CHECK_OFFSET(pvprof_sb_mmap, path, 104);
+PVPROF_CHECK_SIZE(pvprof_sb_elf_syms, 72);
+PVPROF_CHECK_OFFSET(pvprof_sb_elf_syms, build_id, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_elf_syms, first, 56);
+PVPROF_CHECK_OFFSET(pvprof_sb_elf_syms, nr, 64);
+PVPROF_CHECK_OFFSET(pvprof_sb_elf_syms, data, 72);
+PVPROF_CHECK_SIZE(pvprof_sb_exit, 24);
+PVPROF_CHECK_OFFSET(pvprof_sb_exit, pid, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_exit, exec_gen, 20);
+PVPROF_CHECK_SIZE(pvprof_sb_agent, 56);
+PVPROF_CHECK_OFFSET(pvprof_sb_agent, pid, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_agent, sent_messages, 24);
+PVPROF_CHECK_OFFSET(pvprof_sb_agent, lost_bytes, 48);
+_Static_assert(sizeof(struct pvprof_sb_mmap) + PVPROF_SB_NAME_MAX <=
+	       PVPROF_SIDEBAND_MAX_SIZE, "the longest mapping fits one message");
+
+PVPROF_CHECK_SIZE(pvprof_dev_state, 32);
+PVPROF_CHECK_OFFSET(pvprof_dev_state, state, 8);
+PVPROF_CHECK_OFFSET(pvprof_dev_state, period, 16);
+PVPROF_CHECK_SIZE(pvprof_dev_exec_gen, 8);
 
 #endif /* _PVPROF_ABI_PVPROF_H */

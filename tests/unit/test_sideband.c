@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sideband framing: the hypercall's range rules and the header check.
+ * Sideband: the hypercall's range rules, the framing check and the payload
+ * rules of every type, and the symbol-chunk encoder and decoder.
  */
+#include <stdio.h>
+
 #include "runner.h"
 #include "test_util.h"
 
@@ -50,11 +53,292 @@ START_TEST(sideband_header_rules)
 }
 END_TEST
 
+static void sb_hdr(void *msg, __u16 type, __u32 size)
+{
+	struct pvprof_sideband_hdr *sb = msg;
+
+	sb->type = type;
+	sb->version = PVPROF_SIDEBAND_VERSION;
+	sb->size = size;
+	sb->time_ns = 1;
+}
+
+#define PAYLOAD(msg) pvprof_sideband_payload_check(&(msg), sizeof(msg))
+
+START_TEST(sideband_fixed_payloads)
+{
+	struct pvprof_sb_kernel k = { 0 };
+	struct pvprof_sb_module m = { 0 };
+	struct pvprof_sb_process p = { 0 };
+	struct pvprof_sb_exit x = { 0 };
+	struct pvprof_sb_agent a = { 0 };
+
+	sb_hdr(&k, PVPROF_SB_KERNEL, sizeof(k));
+	k.stext = KADDR(0);
+	k.etext = KADDR(0x1000);
+	k.build_id.size = 20;
+	memset(k.build_id.bytes, 0xab, 20);
+	strcpy(k.release, "6.1.0-56-amd64");
+	ck_assert_int_eq(PAYLOAD(k), PVPROF_SB_OK);
+	k.release[20] = 'x';	/* a byte after the terminator */
+	ck_assert_int_eq(PAYLOAD(k), PVPROF_SB_BAD_STRING);
+	k.release[20] = 0;
+	memset(k.release, 'r', sizeof(k.release));	/* no NUL at all is fine */
+	ck_assert_int_eq(PAYLOAD(k), PVPROF_SB_OK);
+	k.build_id.bytes[25] = 1;
+	ck_assert_int_eq(PAYLOAD(k), PVPROF_SB_BAD_BUILD_ID);
+	k.build_id.bytes[25] = 0;
+	k.build_id.size = 33;
+	ck_assert_int_eq(PAYLOAD(k), PVPROF_SB_BAD_BUILD_ID);
+	k.build_id.size = 20;
+	k.etext = k.stext;
+	ck_assert_int_eq(PAYLOAD(k), PVPROF_SB_BAD_RANGE);
+	k.etext = KADDR(0x1000);
+	k.reserved0 = 1;
+	ck_assert_int_eq(PAYLOAD(k), PVPROF_SB_BAD_RESERVED);
+	k.reserved0 = 0;
+	k.hdr.size = sizeof(k) - 8;
+	ck_assert_int_eq(pvprof_sideband_payload_check(&k, sizeof(k) - 8),
+			 PVPROF_SB_BAD_LENGTH);
+
+	sb_hdr(&m, PVPROF_SB_MODULE, sizeof(m));
+	m.base = KADDR(0x10000000);
+	m.size = 0x3000;
+	strcpy(m.name, "pvprof_guest");
+	ck_assert_int_eq(PAYLOAD(m), PVPROF_SB_OK);
+	m.base = UADDR(0);
+	ck_assert_int_eq(PAYLOAD(m), PVPROF_SB_BAD_RANGE);
+	m.base = ~0ULL - 0x1000;
+	ck_assert_int_eq(PAYLOAD(m), PVPROF_SB_BAD_RANGE);
+	m.base = KADDR(0x10000000);
+	memset(m.name, 0, sizeof(m.name));
+	ck_assert_int_eq(PAYLOAD(m), PVPROF_SB_BAD_STRING);
+
+	sb_hdr(&p, PVPROF_SB_PROCESS, sizeof(p));
+	p.pid = 42;
+	p.exec_gen = 3;
+	strcpy(p.comm, "demo");
+	ck_assert_int_eq(PAYLOAD(p), PVPROF_SB_OK);
+	p.flags = PVPROF_SB_PROC_F_FORK;
+	ck_assert_int_eq(PAYLOAD(p), PVPROF_SB_BAD_RANGE);	/* fork without parent */
+	p.parent_pid = 1;
+	ck_assert_int_eq(PAYLOAD(p), PVPROF_SB_OK);
+	p.flags = 2;
+	ck_assert_int_eq(PAYLOAD(p), PVPROF_SB_BAD_RESERVED);
+	p.flags = 0;
+	ck_assert_int_eq(PAYLOAD(p), PVPROF_SB_BAD_RANGE);	/* parent without fork */
+	p.parent_pid = 0;
+	p.pid = 0;
+	ck_assert_int_eq(PAYLOAD(p), PVPROF_SB_BAD_RANGE);
+
+	sb_hdr(&x, PVPROF_SB_EXIT, sizeof(x));
+	x.pid = 7;
+	ck_assert_int_eq(PAYLOAD(x), PVPROF_SB_OK);
+	sb_hdr(&a, PVPROF_SB_AGENT, sizeof(a));
+	ck_assert_int_eq(PAYLOAD(a), PVPROF_SB_OK);
+	ck_assert_int_eq(pvprof_sideband_payload_check(&a, 8), PVPROF_SB_SHORT);
+}
+END_TEST
+
+START_TEST(sideband_mmap_payload)
+{
+	__u8 buf[sizeof(struct pvprof_sb_mmap) + PVPROF_SB_NAME_MAX + 1] = { 0 };
+	struct pvprof_sb_mmap *m = (void *)buf;
+	static const char path[] = "/usr/bin/demo";
+	__u32 len = sizeof(*m) + sizeof(path) - 1;
+
+	sb_hdr(m, PVPROF_SB_MMAP, len);
+	m->pid = 9;
+	m->start = UADDR(0x1000);
+	m->len = 0x2000;
+	m->pgoff = 0x1000;
+	m->vaddr = 0x1000;
+	m->path_len = sizeof(path) - 1;
+	memcpy(m->path, path, m->path_len);
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_OK);
+	m->path[3] = 0;
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_STRING);
+	m->path[3] = 'r';
+	m->path_len++;
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_LENGTH);
+	m->path_len--;
+	m->start += 8;
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_RANGE);
+	m->start = PVPROF_USER_HALF_END - 0x1000;
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_RANGE);
+	m->start = UADDR(0x1000);
+	m->len = 0;
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_RANGE);
+	m->len = 0x2000;
+	m->reserved1 = 1;
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_RESERVED);
+	m->reserved1 = 0;
+	/* The longest path fits a message; one more byte is refused. */
+	m->path_len = PVPROF_SB_NAME_MAX;
+	memset(m->path, 'p', PVPROF_SB_NAME_MAX + 1);
+	len = sizeof(*m) + PVPROF_SB_NAME_MAX;
+	m->hdr.size = len;
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_OK);
+	m->path_len++;
+	m->hdr.size = ++len;
+	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_LENGTH);
+}
+END_TEST
+
+/* Names front-coded against each other, addresses as deltas, sizes too. */
+START_TEST(sideband_symbol_round_trip)
+{
+	static const char *names[] = {
+		"do_syscall_64", "do_syscall_x", "do_sys_open", "do_sys_open",
+		"x", "__x64_sys_read",
+	};
+	__u8 msg[PVPROF_SIDEBAND_MAX_SIZE] = { 0 };
+	struct pvprof_sb_elf_syms *e = (void *)msg;
+	struct pvprof_sb_sym_writer w;
+	struct pvprof_sb_sym_iter it;
+	char longname[PVPROF_SB_NAME_MAX + 2];
+	__u64 addr = 0x1000;
+	unsigned int i;
+
+	pvprof_sb_sym_writer_init(&w, msg, sizeof(*e), sizeof(msg), true, addr);
+	for (i = 0; i < 6; i++)
+		ck_assert_int_eq(pvprof_sb_sym_put(&w, addr + i * 300, i * 7, names[i],
+						   strlen(names[i])), 0);
+	memset(longname, 'n', sizeof(longname));
+	ck_assert_int_eq(pvprof_sb_sym_put(&w, ~0ULL, 1, longname, PVPROF_SB_NAME_MAX), 0);
+	ck_assert_int_eq(pvprof_sb_sym_put(&w, ~0ULL, 1, longname,
+					   PVPROF_SB_NAME_MAX + 1), -2);
+	ck_assert_int_eq(pvprof_sb_sym_put(&w, 5, 1, "early", 5), -2);
+	ck_assert_int_eq(pvprof_sb_sym_put(&w, ~0ULL, 1, "a\0b", 3), -2);
+	sb_hdr(e, PVPROF_SB_ELF_SYMS, w.len);
+	e->build_id.size = 4;
+	memset(e->build_id.bytes, 1, 4);
+	e->first = 0x1000;
+	e->nr = w.nr;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, w.len), PVPROF_SB_OK);
+
+	pvprof_sb_sym_iter_init(&it, msg, w.len);
+	for (i = 0; i < 6; i++) {
+		ck_assert_int_eq(pvprof_sb_sym_next(&it), 1);
+		ck_assert_uint_eq(it.addr, addr + i * 300);
+		ck_assert_uint_eq(it.size, i * 7);
+		ck_assert_str_eq(it.name, names[i]);
+	}
+	ck_assert_int_eq(pvprof_sb_sym_next(&it), 1);
+	ck_assert_uint_eq(it.addr, ~0ULL);
+	ck_assert_uint_eq(it.name_len, PVPROF_SB_NAME_MAX);
+	ck_assert_int_eq(pvprof_sb_sym_next(&it), 0);
+
+	/* One entry too many claimed, one too few, a trailing byte. */
+	e->nr = w.nr + 1;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, w.len), PVPROF_SB_BAD_SYMBOLS);
+	e->nr = w.nr - 1;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, w.len), PVPROF_SB_BAD_SYMBOLS);
+	e->nr = 0;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, w.len), PVPROF_SB_BAD_SYMBOLS);
+	e->nr = w.nr;
+	e->hdr.size = w.len + 1;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, w.len + 1), PVPROF_SB_BAD_SYMBOLS);
+	e->hdr.size = w.len;
+	e->build_id.size = 0;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, w.len), PVPROF_SB_BAD_BUILD_ID);
+}
+END_TEST
+
+/* Kernel chunks: upper-half addresses, address overflow, bad LEB128. */
+START_TEST(sideband_ksyms_rules)
+{
+	__u8 msg[PVPROF_SIDEBAND_MAX_SIZE] = { 0 };
+	struct pvprof_sb_ksyms *k = (void *)msg;
+	__u8 *d = msg + sizeof(*k);
+	unsigned int i;
+
+	sb_hdr(k, PVPROF_SB_KSYMS, sizeof(*k) + 4);
+	k->first = KADDR(0);
+	k->nr = 1;
+	d[0] = 0x10;	/* delta */
+	d[1] = 0;	/* prefix */
+	d[2] = 1;	/* suffix */
+	d[3] = 'f';
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 4), PVPROF_SB_OK);
+	strcpy(k->module, "ext4");
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 4), PVPROF_SB_OK);
+	d[1] = 1;	/* a prefix longer than the (empty) previous name */
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 4),
+			 PVPROF_SB_BAD_SYMBOLS);
+	d[1] = 0;
+	d[2] = 0;	/* an empty name */
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 4),
+			 PVPROF_SB_BAD_SYMBOLS);
+	d[2] = 1;
+	k->first = UADDR(0);
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 4), PVPROF_SB_BAD_RANGE);
+	/* A delta that runs past 2^64. */
+	k->first = ~0ULL - 4;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 4),
+			 PVPROF_SB_BAD_SYMBOLS);
+	/* An eleven-byte LEB128, and a ten-byte one above 2^64. */
+	k->first = KADDR(0);
+	for (i = 0; i < 10; i++)
+		d[i] = 0x80;
+	d[10] = 0;
+	d[11] = 0;
+	d[12] = 1;
+	d[13] = 'f';
+	k->hdr.size = sizeof(*k) + 14;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 14),
+			 PVPROF_SB_BAD_SYMBOLS);
+	d[9] = 0x02;
+	k->hdr.size = sizeof(*k) + 13;
+	memmove(d + 10, d + 11, 3);
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 13),
+			 PVPROF_SB_BAD_SYMBOLS);
+	k->reserved1 = 1;
+	ck_assert_int_eq(pvprof_sideband_payload_check(msg, sizeof(*k) + 13),
+			 PVPROF_SB_BAD_RESERVED);
+}
+END_TEST
+
+START_TEST(sideband_uleb128)
+{
+	static const __u64 values[] = { 0, 1, 127, 128, 16383, 16384, 1ULL << 63, ~0ULL };
+	__u8 msg[PVPROF_SIDEBAND_MAX_SIZE] = { 0 };
+	struct pvprof_sb_ksyms *k = (void *)msg;
+	__u8 *d = msg + sizeof(*k);
+	struct pvprof_sb_sym_iter it;
+	unsigned int i, n;
+
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		n = pvprof_sb_put_uleb128(d, values[i]);
+		ck_assert_uint_le(n, PVPROF_SB_ULEB128_MAX);
+		d[n] = 0;
+		d[n + 1] = 1;
+		d[n + 2] = 'g';
+		sb_hdr(k, PVPROF_SB_KSYMS, sizeof(*k) + n + 3);
+		k->first = 0;
+		k->nr = 1;
+		pvprof_sb_sym_iter_init(&it, msg, sizeof(*k) + n + 3);
+		ck_assert_int_eq(pvprof_sb_sym_next(&it), 1);
+		ck_assert_uint_eq(it.addr, values[i]);
+		ck_assert_int_eq(pvprof_sb_sym_next(&it), 0);
+	}
+	/* The iterator refuses other types outright. */
+	k->hdr.type = PVPROF_SB_MODULE;
+	pvprof_sb_sym_iter_init(&it, msg, sizeof(*k) + 4);
+	ck_assert_int_eq(pvprof_sb_sym_next(&it), -1);
+}
+END_TEST
+
 Suite *sideband_suite(void)
 {
 	Suite *s = suite_create("sideband");
 
 	PVPROF_ADD_TEST(s, sideband_range_rules);
 	PVPROF_ADD_TEST(s, sideband_header_rules);
+	PVPROF_ADD_TEST(s, sideband_fixed_payloads);
+	PVPROF_ADD_TEST(s, sideband_mmap_payload);
+	PVPROF_ADD_TEST(s, sideband_symbol_round_trip);
+	PVPROF_ADD_TEST(s, sideband_ksyms_rules);
+	PVPROF_ADD_TEST(s, sideband_uleb128);
 	return s;
 }
