@@ -1,0 +1,851 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The host-side symbolizer (see symbolize.h).
+ *
+ * Tables grow as messages arrive and are sorted lazily, on the first
+ * lookup after a change, so that a republished table (the agent sends its
+ * whole state again when a recording starts) costs one sort, and repeated
+ * entries collapse into one.  Lookups are binary searches.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sideband.h"
+#include "symbolize.h"
+
+/* Caps that keep a hostile recording from growing the tables forever. */
+#define MAX_MODULES	65536
+#define MAX_AGENTS	1024
+#define ARENA_CHUNK	(64 * 1024)
+
+struct sym {
+	uint64_t addr;
+	uint64_t size;
+	const char *name;
+};
+
+struct symtab {
+	struct sym *v;
+	size_t n;
+	size_t cap;
+	bool dirty;
+};
+
+/* The kernel image or one module. */
+struct kimage {
+	char name[PVPROF_SB_MODULE_NAME_SIZE + 1];
+	char dso[PVPROF_SB_MODULE_NAME_SIZE + 3];
+	uint64_t base;
+	uint64_t end;		/* 0 until its KERNEL or MODULE message */
+	struct symtab syms;
+};
+
+struct elfimg {
+	struct elfimg *next;	/* hash chain */
+	uint8_t id_size;
+	uint8_t id[PVPROF_SB_BUILD_ID_MAX];
+	struct symtab syms;
+};
+
+struct mapping {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t vaddr;
+	struct elfimg *elf;	/* NULL when the build-id is unknown */
+	const char *path;	/* NULL when the path is empty */
+};
+
+struct proc {
+	struct proc *next;	/* hash chain */
+	uint32_t pid;
+	uint32_t exec_gen;
+	char comm[PVPROF_SB_COMM_SIZE + 1];
+	struct mapping *maps;	/* sorted by start, not overlapping */
+	size_t nr_maps;
+	size_t cap_maps;
+};
+
+struct agent {
+	uint32_t pid;
+	uint64_t lost_messages;
+	uint64_t lost_bytes;
+};
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used;
+	char data[ARENA_CHUNK];
+};
+
+struct pvprof_symbolizer {
+	struct pvprof_symbolizer_stats st;
+	struct kimage kernel;
+	struct kimage **modules;
+	size_t nr_modules;
+	struct kimage **by_base;	/* modules sorted by base, lazily */
+	bool by_base_dirty;
+	struct proc **procs;		/* hash buckets */
+	size_t nr_proc_buckets;
+	struct elfimg **elfs;
+	size_t nr_elf_buckets;
+	size_t nr_elfs;
+	struct agent agents[MAX_AGENTS];
+	size_t nr_agents;
+	struct arena_chunk *arena;
+};
+
+/* ---- strings ----------------------------------------------------------- */
+
+/* A NUL-terminated copy of @len bytes (at most 255, no NUL among them). */
+static const char *arena_str(struct pvprof_symbolizer *s, const char *p, size_t len)
+{
+	struct arena_chunk *c = s->arena;
+	char *r;
+
+	if (!c || c->used + len + 1 > ARENA_CHUNK) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return NULL;
+		c->next = s->arena;
+		c->used = 0;
+		s->arena = c;
+	}
+	r = c->data + c->used;
+	memcpy(r, p, len);
+	r[len] = '\0';
+	c->used += len + 1;
+	return r;
+}
+
+/* A NUL-padded field copied into a terminated buffer of size + 1. */
+static void copy_padded(char *dst, const char *src, size_t size)
+{
+	memcpy(dst, src, size);
+	dst[size] = '\0';
+}
+
+/* ---- symbol tables ----------------------------------------------------- */
+
+static int symtab_add(struct symtab *t, uint64_t addr, uint64_t size, const char *name)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct sym *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	if (t->n && addr < t->v[t->n - 1].addr)
+		t->dirty = true;
+	else if (t->n && addr == t->v[t->n - 1].addr)
+		t->dirty = true;	/* maybe a repeat: dedupe on sort */
+	t->v[t->n++] = (struct sym){ .addr = addr, .size = size, .name = name };
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void symtab_normalize(struct symtab *t)
+{
+	size_t i, n = 0;
+
+	if (!t->dirty)
+		return;
+	qsort(t->v, t->n, sizeof(*t->v), sym_cmp);
+	for (i = 0; i < t->n; i++)
+		if (!n || t->v[n - 1].addr != t->v[i].addr ||
+		    strcmp(t->v[n - 1].name, t->v[i].name))
+			t->v[n++] = t->v[i];
+	t->n = n;
+	t->dirty = false;
+}
+
+/* The last symbol at or below @addr, NULL when there is none. */
+static const struct sym *symtab_find(struct symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	symtab_normalize(t);
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* Of several names at one address, the first in sort order. */
+	lo--;
+	while (lo && t->v[lo - 1].addr == t->v[lo].addr)
+		lo--;
+	return &t->v[lo];
+}
+
+static void symtab_free(struct symtab *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- kernel and modules ------------------------------------------------ */
+
+static struct kimage *module_find(struct pvprof_symbolizer *s, const char *name,
+				  bool create)
+{
+	struct kimage *m, **v;
+	size_t i;
+
+	for (i = 0; i < s->nr_modules; i++)
+		if (!strcmp(s->modules[i]->name, name))
+			return s->modules[i];
+	if (!create || s->nr_modules == MAX_MODULES)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	v = realloc(s->modules, (s->nr_modules + 1) * sizeof(*v));
+	if (!m || !v) {
+		free(m);
+		if (v)
+			s->modules = v;
+		return NULL;
+	}
+	s->modules = v;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	snprintf(m->dso, sizeof(m->dso), "[%s]", name);
+	s->modules[s->nr_modules++] = m;
+	s->by_base_dirty = true;
+	return m;
+}
+
+static int add_kernel(struct pvprof_symbolizer *s, const void *msg)
+{
+	struct pvprof_sb_kernel k;
+
+	memcpy(&k, msg, sizeof(k));
+	/* Another boot: the old addresses mean nothing any more. */
+	if (s->kernel.end && (s->kernel.base != k.stext || s->kernel.end != k.etext))
+		symtab_free(&s->kernel.syms);
+	s->kernel.base = k.stext;
+	s->kernel.end = k.etext;
+	s->st.kernel_syms_expected = k.nr_syms;
+	return 0;
+}
+
+static int add_module(struct pvprof_symbolizer *s, const void *msg)
+{
+	struct pvprof_sb_module m;
+	char name[PVPROF_SB_MODULE_NAME_SIZE + 1];
+	struct kimage *img;
+
+	memcpy(&m, msg, sizeof(m));
+	copy_padded(name, m.name, sizeof(m.name));
+	img = module_find(s, name, true);
+	if (!img)
+		return -ENOMEM;
+	/* Reloaded elsewhere: its symbols follow again. */
+	if (img->end && (img->base != m.base || img->end != m.base + m.size))
+		symtab_free(&img->syms);
+	img->base = m.base;
+	img->end = m.base + m.size;
+	s->by_base_dirty = true;
+	return 0;
+}
+
+static int add_symbols(struct pvprof_symbolizer *s, struct symtab *t,
+		       const void *msg, size_t len, uint64_t *count)
+{
+	struct pvprof_sb_sym_iter it;
+	const char *name;
+
+	pvprof_sb_sym_iter_init(&it, msg, len);
+	while (pvprof_sb_sym_next(&it) > 0) {
+		name = arena_str(s, it.name, it.name_len);
+		if (!name || symtab_add(t, it.addr, it.size, name))
+			return -ENOMEM;
+		(*count)++;
+	}
+	return 0;
+}
+
+static int add_ksyms(struct pvprof_symbolizer *s, const void *msg, size_t len)
+{
+	char module[PVPROF_SB_MODULE_NAME_SIZE + 1];
+	struct kimage *img = &s->kernel;
+
+	copy_padded(module, (const char *)msg + offsetof(struct pvprof_sb_ksyms, module),
+		    PVPROF_SB_MODULE_NAME_SIZE);
+	if (module[0]) {
+		img = module_find(s, module, true);
+		if (!img)
+			return -ENOMEM;
+	}
+	return add_symbols(s, &img->syms, msg, len, &s->st.kernel_syms);
+}
+
+static int base_cmp(const void *a, const void *b)
+{
+	const struct kimage *x = *(struct kimage * const *)a;
+	const struct kimage *y = *(struct kimage * const *)b;
+
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	return 0;
+}
+
+static struct kimage *kimage_at(struct pvprof_symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (s->kernel.end && addr >= s->kernel.base && addr < s->kernel.end)
+		return &s->kernel;
+	if (s->by_base_dirty) {
+		struct kimage **v = realloc(s->by_base, (s->nr_modules + 1) * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		s->by_base = v;
+		if (s->nr_modules)
+			memcpy(v, s->modules, s->nr_modules * sizeof(*v));
+		qsort(v, s->nr_modules, sizeof(*v), base_cmp);
+		s->by_base_dirty = false;
+	}
+	hi = s->nr_modules;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->by_base[mid]->base <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Modules do not overlap in a real kernel; a lying guest gets one. */
+	if (lo && s->by_base[lo - 1]->end && addr < s->by_base[lo - 1]->end)
+		return s->by_base[lo - 1];
+	return NULL;
+}
+
+/* ---- ELF images -------------------------------------------------------- */
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+static int grow_buckets(void ***buckets, size_t *nr, size_t used,
+			void **(*next)(void *), uint64_t (*hash)(const void *))
+{
+	size_t n = *nr ? 2 * *nr : 256, i;
+	void **b;
+
+	if (used < *nr)
+		return 0;
+	b = calloc(n, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < *nr; i++) {
+		void *e = (*buckets)[i];
+
+		while (e) {
+			void *after = *next(e);
+			size_t h = hash(e) & (n - 1);
+
+			*next(e) = b[h];
+			b[h] = e;
+			e = after;
+		}
+	}
+	free(*buckets);
+	*buckets = b;
+	*nr = n;
+	return 0;
+}
+
+static void **elf_next(void *e)
+{
+	return (void **)&((struct elfimg *)e)->next;
+}
+
+static uint64_t elf_hash(const void *e)
+{
+	const struct elfimg *x = e;
+
+	return hash_bytes(x->id, x->id_size);
+}
+
+static struct elfimg *elf_find(struct pvprof_symbolizer *s,
+			       const struct pvprof_sb_build_id *b, bool create)
+{
+	struct elfimg *e;
+	size_t h;
+
+	if (!b->size)
+		return NULL;
+	if (s->nr_elf_buckets) {
+		h = hash_bytes(b->bytes, b->size) & (s->nr_elf_buckets - 1);
+		for (e = s->elfs[h]; e; e = e->next)
+			if (e->id_size == b->size && !memcmp(e->id, b->bytes, b->size))
+				return e;
+	}
+	if (!create ||
+	    grow_buckets((void ***)&s->elfs, &s->nr_elf_buckets, s->nr_elfs,
+			 elf_next, elf_hash))
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->id_size = b->size;
+	memcpy(e->id, b->bytes, b->size);
+	h = hash_bytes(e->id, e->id_size) & (s->nr_elf_buckets - 1);
+	e->next = s->elfs[h];
+	s->elfs[h] = e;
+	s->nr_elfs++;
+	return e;
+}
+
+static int add_elf_syms(struct pvprof_symbolizer *s, const void *msg, size_t len)
+{
+	struct pvprof_sb_build_id b;
+	struct elfimg *e;
+
+	memcpy(&b, (const char *)msg + offsetof(struct pvprof_sb_elf_syms, build_id), sizeof(b));
+	e = elf_find(s, &b, true);
+	if (!e)
+		return -ENOMEM;
+	return add_symbols(s, &e->syms, msg, len, &s->st.elf_syms);
+}
+
+/* ---- processes ----------------------------------------------------------- */
+
+static uint64_t proc_key(uint32_t pid, uint32_t exec_gen)
+{
+	return (uint64_t)pid << 32 | exec_gen;
+}
+
+static void **proc_next(void *p)
+{
+	return (void **)&((struct proc *)p)->next;
+}
+
+static uint64_t proc_hash(const void *p)
+{
+	const struct proc *x = p;
+	uint64_t k = proc_key(x->pid, x->exec_gen);
+
+	return hash_bytes((const uint8_t *)&k, sizeof(k));
+}
+
+static struct proc *proc_find(struct pvprof_symbolizer *s, uint32_t pid,
+			      uint32_t exec_gen, bool create, bool *created)
+{
+	uint64_t k = proc_key(pid, exec_gen);
+	struct proc *p;
+	size_t h;
+
+	if (created)
+		*created = false;
+	if (s->nr_proc_buckets) {
+		h = hash_bytes((const uint8_t *)&k, sizeof(k)) & (s->nr_proc_buckets - 1);
+		for (p = s->procs[h]; p; p = p->next)
+			if (p->pid == pid && p->exec_gen == exec_gen)
+				return p;
+	}
+	if (!create ||
+	    grow_buckets((void ***)&s->procs, &s->nr_proc_buckets, s->st.processes,
+			 proc_next, proc_hash))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->exec_gen = exec_gen;
+	h = hash_bytes((const uint8_t *)&k, sizeof(k)) & (s->nr_proc_buckets - 1);
+	p->next = s->procs[h];
+	s->procs[h] = p;
+	s->st.processes++;
+	if (created)
+		*created = true;
+	return p;
+}
+
+static int maps_reserve(struct proc *p, size_t n)
+{
+	struct mapping *v;
+	size_t cap;
+
+	if (p->nr_maps + n <= p->cap_maps)
+		return 0;
+	cap = p->cap_maps ? 2 * p->cap_maps : 16;
+	while (cap < p->nr_maps + n)
+		cap *= 2;
+	v = realloc(p->maps, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->maps = v;
+	p->cap_maps = cap;
+	return 0;
+}
+
+/*
+ * Insert @m, cutting what it overlaps out of older mappings (the kernel
+ * replaces overlapped ranges the same way, MAP_FIXED).
+ */
+static int maps_insert(struct proc *p, const struct mapping *m)
+{
+	size_t i, at;
+
+	/* A split adds one mapping, the new one another. */
+	if (maps_reserve(p, 2))
+		return -ENOMEM;
+	for (i = 0; i < p->nr_maps; i++) {
+		struct mapping *o = &p->maps[i];
+
+		if (o->end <= m->start || o->start >= m->end)
+			continue;
+		if (o->start < m->start && o->end > m->end) {
+			/* m inside o: o splits in two. */
+			struct mapping tail = *o;
+			uint64_t cut = m->end - o->start;
+
+			tail.start = m->end;
+			tail.pgoff += cut;
+			tail.vaddr += cut;
+			o->end = m->start;
+			memmove(o + 2, o + 1, (p->nr_maps - i - 1) * sizeof(*o));
+			o[1] = tail;
+			p->nr_maps++;
+			i++;
+		} else if (o->start < m->start) {
+			o->end = m->start;
+		} else if (o->end > m->end) {
+			uint64_t cut = m->end - o->start;
+
+			o->start = m->end;
+			o->pgoff += cut;
+			o->vaddr += cut;
+		} else {
+			memmove(o, o + 1, (p->nr_maps - i - 1) * sizeof(*o));
+			p->nr_maps--;
+			i--;
+		}
+	}
+	for (at = 0; at < p->nr_maps && p->maps[at].start < m->start; at++)
+		;
+	memmove(p->maps + at + 1, p->maps + at, (p->nr_maps - at) * sizeof(*m));
+	p->maps[at] = *m;
+	p->nr_maps++;
+	return 0;
+}
+
+static int add_process(struct pvprof_symbolizer *s, const void *msg)
+{
+	struct pvprof_sb_process m;
+	struct proc *p, *parent;
+	bool created;
+
+	memcpy(&m, msg, sizeof(m));
+	p = proc_find(s, m.pid, m.exec_gen, true, &created);
+	if (!p)
+		return -ENOMEM;
+	copy_padded(p->comm, m.comm, sizeof(m.comm));
+	if (!created || !(m.flags & PVPROF_SB_PROC_F_FORK))
+		return 0;
+	parent = proc_find(s, m.parent_pid, m.exec_gen, false, NULL);
+	if (!parent || parent == p || !parent->nr_maps)
+		return 0;
+	if (maps_reserve(p, parent->nr_maps))
+		return -ENOMEM;
+	memcpy(p->maps, parent->maps, parent->nr_maps * sizeof(*p->maps));
+	p->nr_maps = parent->nr_maps;
+	return 0;
+}
+
+static int add_mmap(struct pvprof_symbolizer *s, const void *msg)
+{
+	struct pvprof_sb_mmap m;
+	struct mapping map = { 0 };
+	struct proc *p;
+
+	memcpy(&m, msg, sizeof(m));
+	p = proc_find(s, m.pid, m.exec_gen, true, NULL);
+	if (!p)
+		return -ENOMEM;
+	map.start = m.start;
+	map.end = m.start + m.len;
+	map.pgoff = m.pgoff;
+	map.vaddr = m.vaddr;
+	if (m.build_id.size) {
+		map.elf = elf_find(s, &m.build_id, true);
+		if (!map.elf)
+			return -ENOMEM;
+	}
+	if (m.path_len) {
+		map.path = arena_str(s, (const char *)msg + sizeof(m), m.path_len);
+		if (!map.path)
+			return -ENOMEM;
+	}
+	if (maps_insert(p, &map))
+		return -ENOMEM;
+	s->st.mappings++;
+	return 0;
+}
+
+static void add_agent(struct pvprof_symbolizer *s, const void *msg)
+{
+	struct pvprof_sb_agent a;
+	size_t i;
+
+	memcpy(&a, msg, sizeof(a));
+	for (i = 0; i < s->nr_agents && s->agents[i].pid != a.pid; i++)
+		;
+	if (i == s->nr_agents) {
+		if (s->nr_agents == MAX_AGENTS)
+			return;
+		s->nr_agents++;
+	}
+	/* Counters only grow within one agent's life. */
+	s->agents[i].pid = a.pid;
+	s->agents[i].lost_messages = a.lost_messages;
+	s->agents[i].lost_bytes = a.lost_bytes;
+}
+
+/* ---- the interface -------------------------------------------------------- */
+
+/**
+ * pvprof_symbolizer_new() - an empty symbolizer
+ *
+ * Return: the symbolizer, or NULL when out of memory.
+ */
+struct pvprof_symbolizer *pvprof_symbolizer_new(void)
+{
+	struct pvprof_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (s)
+		strcpy(s->kernel.dso, "[kernel.kallsyms]");
+	return s;
+}
+
+/**
+ * pvprof_symbolizer_free() - free a symbolizer and every string it returned
+ * @s: the symbolizer, or NULL
+ */
+void pvprof_symbolizer_free(struct pvprof_symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	symtab_free(&s->kernel.syms);
+	for (i = 0; i < s->nr_modules; i++) {
+		symtab_free(&s->modules[i]->syms);
+		free(s->modules[i]);
+	}
+	free(s->modules);
+	free(s->by_base);
+	for (i = 0; i < s->nr_proc_buckets; i++) {
+		struct proc *p = s->procs[i], *next;
+
+		for (; p; p = next) {
+			next = p->next;
+			free(p->maps);
+			free(p);
+		}
+	}
+	free(s->procs);
+	for (i = 0; i < s->nr_elf_buckets; i++) {
+		struct elfimg *e = s->elfs[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			symtab_free(&e->syms);
+			free(e);
+		}
+	}
+	free(s->elfs);
+	while (s->arena) {
+		struct arena_chunk *c = s->arena;
+
+		s->arena = c->next;
+		free(c);
+	}
+	free(s);
+}
+
+/**
+ * pvprof_symbolizer_add() - take in one sideband message
+ * @s: the symbolizer
+ * @msg: struct pvprof_sideband_hdr and its payload, as carried by a
+ *	PVPROF_ST_SIDEBAND stream record; messages go in stream order
+ * @len: bytes at @msg
+ *
+ * Return: 0; -EINVAL for a message that breaks the framing or payload
+ * rules (counted in stats.rejected, nothing else changes); -ENOMEM when
+ * memory ran out (the message may be partly applied).
+ */
+int pvprof_symbolizer_add(struct pvprof_symbolizer *s, const void *msg, size_t len)
+{
+	struct pvprof_sideband_hdr sb;
+	int ret = 0;
+
+	if (pvprof_sideband_payload_check(msg, len) != PVPROF_SB_OK) {
+		s->st.rejected++;
+		return -EINVAL;
+	}
+	memcpy(&sb, msg, sizeof(sb));
+	switch (sb.type) {
+	case PVPROF_SB_KERNEL:
+		ret = add_kernel(s, msg);
+		break;
+	case PVPROF_SB_KSYMS:
+		ret = add_ksyms(s, msg, len);
+		break;
+	case PVPROF_SB_MODULE:
+		ret = add_module(s, msg);
+		break;
+	case PVPROF_SB_PROCESS:
+		ret = add_process(s, msg);
+		break;
+	case PVPROF_SB_MMAP:
+		ret = add_mmap(s, msg);
+		break;
+	case PVPROF_SB_ELF_SYMS:
+		ret = add_elf_syms(s, msg, len);
+		break;
+	case PVPROF_SB_EXIT:
+		/* Records of the image may follow: its tables stay. */
+		break;
+	case PVPROF_SB_AGENT:
+		add_agent(s, msg);
+		break;
+	}
+	if (!ret)
+		s->st.messages++;
+	return ret;
+}
+
+static void resolve_kernel(struct pvprof_symbolizer *s, uint64_t addr,
+			   struct pvprof_sym *out)
+{
+	struct kimage *img = kimage_at(s, addr);
+	const struct sym *sym;
+
+	if (!img)
+		return;
+	out->dso = img->dso;
+	out->offset = addr - img->base;
+	sym = symtab_find(&img->syms, addr);
+	if (sym && sym->addr >= img->base) {
+		out->symbol = sym->name;
+		out->offset = addr - sym->addr;
+	}
+}
+
+static void resolve_user(struct pvprof_symbolizer *s, uint32_t pid,
+			 uint32_t exec_gen, uint64_t addr, struct pvprof_sym *out)
+{
+	struct proc *p = proc_find(s, pid, exec_gen, false, NULL);
+	const struct mapping *m = NULL;
+	const struct sym *sym;
+	size_t lo = 0, hi;
+	uint64_t va;
+
+	if (!p)
+		return;
+	hi = p->nr_maps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < p->maps[lo - 1].end)
+		m = &p->maps[lo - 1];
+	if (!m)
+		return;
+	out->dso = m->path ? m->path : "[unknown]";
+	out->offset = addr - m->start + m->pgoff;
+	if (!m->elf)
+		return;
+	va = addr - m->start + m->vaddr;
+	sym = symtab_find(&m->elf->syms, va);
+	if (sym && (!sym->size || va - sym->addr < sym->size)) {
+		out->symbol = sym->name;
+		out->offset = va - sym->addr;
+	}
+}
+
+/**
+ * pvprof_symbolizer_resolve() - name one callchain address
+ * @s: the symbolizer
+ * @kernel_frame: the address is one of the record's kernel frames
+ * @pid: the record's pid (ignored for kernel frames)
+ * @exec_gen: the record's exec_gen (ignored for kernel frames)
+ * @addr: the address
+ * @out: the answer (see struct pvprof_sym)
+ */
+void pvprof_symbolizer_resolve(struct pvprof_symbolizer *s, bool kernel_frame,
+			       uint32_t pid, uint32_t exec_gen, uint64_t addr,
+			       struct pvprof_sym *out)
+{
+	out->symbol = NULL;
+	out->dso = NULL;
+	out->offset = addr;
+	if (kernel_frame)
+		resolve_kernel(s, addr, out);
+	else
+		resolve_user(s, pid, exec_gen, addr, out);
+}
+
+/**
+ * pvprof_symbolizer_comm() - the command name of a process image
+ * @s: the symbolizer
+ * @pid: its pid
+ * @exec_gen: its exec generation
+ *
+ * Return: the name (at most 16 bytes), NULL when unknown or empty.
+ */
+const char *pvprof_symbolizer_comm(struct pvprof_symbolizer *s, uint32_t pid,
+				   uint32_t exec_gen)
+{
+	struct proc *p = proc_find(s, pid, exec_gen, false, NULL);
+
+	return p && p->comm[0] ? p->comm : NULL;
+}
+
+/**
+ * pvprof_symbolizer_stats() - what the symbolizer has taken in so far
+ * @s: the symbolizer
+ * @st: filled in
+ */
+void pvprof_symbolizer_stats(const struct pvprof_symbolizer *s,
+			     struct pvprof_symbolizer_stats *st)
+{
+	size_t i;
+
+	*st = s->st;
+	st->agent_lost_messages = 0;
+	st->agent_lost_bytes = 0;
+	for (i = 0; i < s->nr_agents; i++) {
+		st->agent_lost_messages += s->agents[i].lost_messages;
+		st->agent_lost_bytes += s->agents[i].lost_bytes;
+	}
+}

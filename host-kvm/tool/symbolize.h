@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The host-side symbolizer: builds the guest's kernel, module, process and
+ * ELF symbol tables from sideband messages (spec section 14.2) and names
+ * the addresses of callchain records with them, offline.
+ *
+ * Everything it is given came from the guest: every message is checked
+ * with the shared core before use, a bad one is counted and ignored, and
+ * no input can make it read out of bounds.  Strings it returns point into
+ * the symbolizer (valid until pvprof_symbolizer_free()), are NUL-terminated
+ * and at most 255 bytes long, but may contain any other byte: callers
+ * escape them for their output.  No global state: one symbolizer per
+ * recording, not shared between threads without a lock.
+ */
+#ifndef _PVPROF_TOOL_SYMBOLIZE_H
+#define _PVPROF_TOOL_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pvprof_symbolizer;
+
+/**
+ * struct pvprof_sym - what an address resolved to
+ * @symbol: the function's name, NULL when unknown
+ * @dso: "[kernel.kallsyms]", "[module_name]", the mapped file's path, or
+ *	NULL when unknown
+ * @offset: from the symbol's start; from the DSO's base (kernel: _stext or
+ *	the module's base; files: the file offset) when @symbol is NULL; the
+ *	raw address when both are NULL
+ */
+struct pvprof_sym {
+	const char *symbol;
+	const char *dso;
+	uint64_t offset;
+};
+
+/**
+ * struct pvprof_symbolizer_stats - what the symbolizer has taken in
+ * @messages: sideband messages accepted
+ * @rejected: messages refused by the framing or payload rules
+ * @kernel_syms: kernel and module symbol entries received
+ * @elf_syms: ELF symbol entries received
+ * @processes: process images known
+ * @mappings: mapping messages accepted
+ * @kernel_syms_expected: the kernel image's symbols the agent announced in
+ *	its last KERNEL message (0 before one)
+ * @agent_lost_messages: messages the guest agent could not send, from its
+ *	last AGENT message (summed over agent instances)
+ * @agent_lost_bytes: their bytes
+ */
+struct pvprof_symbolizer_stats {
+	uint64_t messages;
+	uint64_t rejected;
+	uint64_t kernel_syms;
+	uint64_t elf_syms;
+	uint64_t processes;
+	uint64_t mappings;
+	uint64_t kernel_syms_expected;
+	uint64_t agent_lost_messages;
+	uint64_t agent_lost_bytes;
+};
+
+struct pvprof_symbolizer *pvprof_symbolizer_new(void);
+void pvprof_symbolizer_free(struct pvprof_symbolizer *s);
+int pvprof_symbolizer_add(struct pvprof_symbolizer *s, const void *msg, size_t len);
+void pvprof_symbolizer_resolve(struct pvprof_symbolizer *s, bool kernel_frame,
+			       uint32_t pid, uint32_t exec_gen, uint64_t addr,
+			       struct pvprof_sym *out);
+const char *pvprof_symbolizer_comm(struct pvprof_symbolizer *s, uint32_t pid,
+				   uint32_t exec_gen);
+void pvprof_symbolizer_stats(const struct pvprof_symbolizer *s,
+			     struct pvprof_symbolizer_stats *st);
+
+#endif /* _PVPROF_TOOL_SYMBOLIZE_H */
