@@ -2,11 +2,13 @@
 /*
  * pvprof guest side: the protocol part of the NMI handler.
  *
- * KVM merges NMIs from every source, so the guest cannot count its NMIs:
- * it claims one exactly when it found new notices.  All notices present
- * are answered at once, the newest with the interrupted context's
- * callchain and the older ones as stale, so one NMI catches up however
- * many the host's gate let accumulate.
+ * KVM merges NMIs from every source, so neither the guest nor the notices
+ * can tell which NMI is pvprof's: the host decides when it delivers one
+ * and says so through nmi_delivered, and the guest claims exactly those.
+ * Notices are answered by whichever NMI comes first, all at once, the
+ * newest with the interrupted context's callchain and the older ones as
+ * stale, so one NMI catches up however many the host's gate let
+ * accumulate.
  */
 #include "guest.h"
 #include "notice.h"
@@ -28,7 +30,21 @@ int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size)
 	if (ret)
 		return ret;
 	gb->hdr = base;
+	gb->nmi_seen = 0;
 	return 0;
+}
+
+/**
+ * pvprof_guest_buf_registered() - REGISTER succeeded: adopt the host's count
+ * @gb: the buffer just registered
+ *
+ * The host writes nmi_delivered at registration (it counts per vCPU, across
+ * registrations); only deliveries after this point are the guest's to claim.
+ * Call it before the NMI handler may see the buffer as registered.
+ */
+void pvprof_guest_buf_registered(struct pvprof_guest_buf *gb)
+{
+	gb->nmi_seen = PVPROF_READ_ONCE(gb->hdr->nmi_delivered);
 }
 
 static struct pvprof_record *record_slot(struct pvprof_guest_buf *gb, __u64 index)
@@ -49,11 +65,11 @@ static void bump(__u64 *stat, __u64 n)
  * @ctx: passed to @capture
  * @res: what was consumed and written, filled on every call
  *
- * Reads notice_head (acquire) and the host's record_tail (acquire, bounds
- * checked), writes records for the notices that fit in the record ring
- * (the newest ones: the oldest are dropped when it is full), publishes
- * record_head and then notice_tail (release), and keeps the line 3
- * statistics.
+ * Decides ownership from nmi_delivered, then reads notice_head (acquire)
+ * and the host's record_tail (acquire, bounds checked), writes records for
+ * the notices that fit in the record ring (the newest ones: the oldest are
+ * dropped when it is full), publishes record_head and then notice_tail
+ * (release), and keeps the line 3 statistics.
  *
  * Return: the verdict; only PVPROF_NMI_CLAIMED claims the NMI.
  */
@@ -62,21 +78,30 @@ enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 					 struct pvprof_nmi_result *res)
 {
 	struct pvprof_buf_header *h = gb->hdr;
+	enum pvprof_nmi_verdict verdict;
 	struct pvprof_notice newest;
 	struct pvprof_record *rec;
-	__u64 head, tail, count, rhead, rtail, room, answer, i;
+	__u64 head, tail, count, rhead, rtail, room, answer, i, delivered;
 	__u32 max_frames;
 
 	pvprof_memset(res, 0, sizeof(*res));
+	delivered = PVPROF_READ_ONCE(h->nmi_delivered);
+	verdict = delivered != gb->nmi_seen ? PVPROF_NMI_CLAIMED : PVPROF_NMI_NOT_OURS;
+	if (verdict == PVPROF_NMI_CLAIMED) {
+		gb->nmi_seen = delivered;
+		bump(&h->guest_nmis_claimed, 1);
+	}
+
 	head = pvprof_load_acquire(&h->notice_head);
 	tail = PVPROF_READ_ONCE(h->notice_tail);
 	switch (pvprof_notice_check(head, tail, &count)) {
 	case PVPROF_NOTICES_NONE:
-		return PVPROF_NMI_NOT_OURS;
+		return verdict;
 	case PVPROF_NOTICES_GARBAGE:
 		pvprof_store_release(&h->notice_tail, head);
 		bump(&h->guest_errors, 1);
-		return PVPROF_NMI_GARBAGE;
+		res->garbage = true;
+		return verdict;
 	case PVPROF_NOTICES_NEW:
 		break;
 	}
@@ -122,10 +147,9 @@ enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 	}
 	pvprof_store_release(&h->notice_tail, head);
 
-	bump(&h->guest_nmis_claimed, 1);
 	bump(&h->guest_records, res->callchains);
 	bump(&h->guest_stale, res->stale);
 	if (res->dropped)
 		bump(&h->guest_errors, res->dropped);
-	return PVPROF_NMI_CLAIMED;
+	return verdict;
 }

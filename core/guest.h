@@ -12,10 +12,12 @@
  * struct pvprof_guest_buf - the guest's handle on its registered buffer
  * @hdr: the buffer, mapped in the guest
  * @geo: geometry from the size the guest registered
+ * @nmi_seen: the host's nmi_delivered as of the last NMI pvprof claimed
  */
 struct pvprof_guest_buf {
 	struct pvprof_buf_header *hdr;
 	struct pvprof_geometry geo;
+	__u64 nmi_seen;
 };
 
 /**
@@ -32,14 +34,13 @@ typedef void (*pvprof_capture_fn)(void *ctx, const struct pvprof_notice *n,
 				  struct pvprof_record *rec, __u32 max_frames);
 
 /**
- * enum pvprof_nmi_verdict - what the pvprof NMI handler did
- * @PVPROF_NMI_NOT_OURS: no new notice; the NMI is not pvprof's, do not claim
- * @PVPROF_NMI_GARBAGE: notice_head out of bounds; tail resynced, not claimed
- * @PVPROF_NMI_CLAIMED: new notices consumed; claim the NMI
+ * enum pvprof_nmi_verdict - whether the NMI is pvprof's
+ * @PVPROF_NMI_NOT_OURS: the host did not attribute this delivery to pvprof:
+ *	do not claim it (notices found were answered all the same)
+ * @PVPROF_NMI_CLAIMED: the host attributed this delivery to pvprof: claim it
  */
 enum pvprof_nmi_verdict {
 	PVPROF_NMI_NOT_OURS,
-	PVPROF_NMI_GARBAGE,
 	PVPROF_NMI_CLAIMED,
 };
 
@@ -49,15 +50,18 @@ enum pvprof_nmi_verdict {
  * @callchains: callchain records posted (0 or 1)
  * @stale: stale records posted
  * @dropped: notices left unanswered because the record ring was full
+ * @garbage: notice_head was out of bounds; the tail was resynced
  */
 struct pvprof_nmi_result {
 	__u32 consumed;
 	__u32 callchains;
 	__u32 stale;
 	__u32 dropped;
+	bool garbage;
 };
 
 int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size);
+void pvprof_guest_buf_registered(struct pvprof_guest_buf *gb);
 enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 					 pvprof_capture_fn capture, void *ctx,
 					 struct pvprof_nmi_result *res);

@@ -28,7 +28,7 @@ static const char * const loss_names[PVPROF_LOSS_NR] = {
 
 /**
  * pvprof_host_ring_init() - start the host state of a registration
- * @r: state to initialise
+ * @r: state to initialise; zeroed, or the vCPU's previous registration
  * @size: registered buffer size
  * @max_depth: frames per record to accept; 0 or above PVPROF_MAX_DEPTH
  *	means PVPROF_MAX_DEPTH
@@ -41,6 +41,8 @@ int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
 			  __u32 max_depth, __u64 cookie)
 {
 	struct pvprof_geometry geo;
+	bool nmi_owed = r->nmi_owed;
+	__u64 nmi_delivered = r->nmi_delivered;
 	int ret;
 
 	ret = pvprof_geometry_init(&geo, size);
@@ -49,6 +51,9 @@ int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
 	if (!cookie)
 		return -PVPROF_EINVAL;
 	pvprof_memset(r, 0, sizeof(*r));
+	/* An NMI in flight outlives the registration that injected it. */
+	r->nmi_owed = nmi_owed;
+	r->nmi_delivered = nmi_delivered;
 	r->geo = geo;
 	r->max_depth = max_depth && max_depth < PVPROF_MAX_DEPTH ?
 		       max_depth : PVPROF_MAX_DEPTH;
@@ -83,6 +88,7 @@ void pvprof_host_header_init(struct pvprof_buf_header *h,
 	h->notice_head = r->notice_head;
 	h->record_tail = r->record_tail;
 	h->nmi_head = r->nmi_head;
+	h->nmi_delivered = r->nmi_delivered;
 }
 
 static bool all_zero(const __u8 *p, __u32 len)
@@ -263,26 +269,56 @@ __u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
  * @r: the registration
  * @acct: the vCPU's counters
  * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
+ * @nmi_in_flight: KVM holds an NMI for this vCPU (queued, pending or being
+ *	injected), whatever its source
  *
  * Called before every entry, after new notices are written.  At most one
- * pvprof NMI is outstanding: one is while the guest's notice_tail has not
- * reached nmi_head.  A notice_tail out of bounds injects nothing; the
- * guest's own samples are what it loses.
+ * pvprof NMI is owed: from its injection until pvprof_host_nmi_delivery()
+ * attributes a delivery to it.  An owed NMI with nothing in flight was
+ * dropped under KVM (a VMM that rewrote the vCPU's NMI state) and is
+ * forgotten.  A notice_tail out of bounds injects nothing; the guest's own
+ * samples are what it loses.
  *
  * Return: true when the caller must inject an NMI; nmi_head is then set
  * to notice_head (the caller may publish it in line 1).
  */
 bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
-			  __u64 guest_notice_tail)
+			  __u64 guest_notice_tail, bool nmi_in_flight)
 {
+	if (r->nmi_owed && !nmi_in_flight)
+		r->nmi_owed = false;
+	if (r->nmi_owed)
+		return false;
 	if (!pvprof_ring_valid(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS))
 		return false;
 	if (guest_notice_tail == r->notice_head)
 		return false;
-	if (pvprof_index_before(guest_notice_tail, r->nmi_head))
-		return false;
+	r->nmi_owed = true;
 	r->nmi_head = r->notice_head;
 	acct->nmis++;
+	return true;
+}
+
+/**
+ * pvprof_host_nmi_delivery() - KVM is delivering an NMI: is it pvprof's?
+ * @r: the vCPU's registration state (registered or not)
+ * @more_nmis_pending: KVM still holds NMIs for this vCPU after this one
+ *
+ * KVM keeps only a count of pending NMIs, so which delivery "is" pvprof's
+ * is a choice: the last one of a run, when nothing is left pending.  The
+ * guest's handlers then see every other source's NMI first, and pvprof
+ * claims exactly one NMI per injection it did not lose to KVM's merging,
+ * never one that carried another source's event alone.
+ *
+ * Return: true when this delivery is pvprof's; nmi_delivered was
+ * incremented and the caller must publish it before the entry delivers.
+ */
+bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending)
+{
+	if (!r->nmi_owed || more_nmis_pending)
+		return false;
+	r->nmi_owed = false;
+	r->nmi_delivered++;
 	return true;
 }
 

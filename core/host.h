@@ -68,6 +68,10 @@ struct pvprof_notice_facts {
  * @notice_head: notices written (seq of the last one)
  * @record_tail: record slots consumed
  * @nmi_head: notice_head when the last pvprof NMI was injected
+ * @nmi_owed: a pvprof NMI was injected and no delivery was attributed to
+ *	it yet; outlives the registration, like the NMI itself
+ * @nmi_delivered: deliveries attributed to pvprof (header nmi_delivered);
+ *	outlives the registration
  * @resolved_seq: every notice up to this seq has its outcome counted
  * @lost_before: a sample was lost since the last notice written
  * @history: facts of notice seq s at index s % PVPROF_HOST_HISTORY
@@ -79,6 +83,8 @@ struct pvprof_host_ring {
 	__u64 notice_head;
 	__u64 record_tail;
 	__u64 nmi_head;
+	bool nmi_owed;
+	__u64 nmi_delivered;
 	__u64 resolved_seq;
 	bool lost_before;
 	struct pvprof_notice_facts history[PVPROF_HOST_HISTORY];
@@ -107,7 +113,8 @@ bool pvprof_host_notice_prepare(struct pvprof_host_ring *r,
 __u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
 				 struct pvprof_vcpu_acct *acct);
 bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
-			  __u64 guest_notice_tail);
+			  __u64 guest_notice_tail, bool nmi_in_flight);
+bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending);
 __u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
 				struct pvprof_vcpu_acct *acct, __u64 guest_record_head);
 __u32 pvprof_host_record_offset(const struct pvprof_host_ring *r);

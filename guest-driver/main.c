@@ -71,9 +71,14 @@ static long pvprof_probe(void)
 	return r;
 }
 
+/*
+ * Sampling needs a sample source, and the host's attribution of NMI
+ * deliveries: without it the handler cannot tell its NMIs from others'.
+ */
 static bool pvprof_can_sample(u32 features)
 {
-	return (features & (PVPROF_FEAT_CPU_CLOCK | PVPROF_FEAT_HW_EVENTS)) ||
+	return ((features & (PVPROF_FEAT_CPU_CLOCK | PVPROF_FEAT_HW_EVENTS)) &&
+		(features & PVPROF_FEAT_NMI_DELIVERED)) ||
 	       pvprof_register_featureless;
 }
 
@@ -137,6 +142,7 @@ static void pvprof_cpu_register(struct pvprof_cpu *pc)
 	}
 	/* The size was checked by pvprof_guest_buf_init() at load. */
 	pvprof_guest_buf_init(&pc->gb, page_address(pc->pages), pvprof_buf_size);
+	pvprof_guest_buf_registered(&pc->gb);
 	pc->state = PVPROF_CPU_ACTIVE;
 	pc->failing = false;
 	pc->stats.registrations++;
@@ -263,8 +269,9 @@ static int pvprof_cpu_offline(unsigned int cpu)
 }
 
 /*
- * The NMI handler (spec section 10.3).  core/guest.c decides: an NMI that
- * finds no new notice is never claimed.
+ * The NMI handler (spec section 10.3).  core/guest.c answers whatever
+ * notices it finds and claims exactly the deliveries the host attributed
+ * to pvprof.
  */
 static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 {
@@ -277,19 +284,18 @@ static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 		return NMI_DONE;
 	start = ktime_get_mono_fast_ns();
 	verdict = pvprof_guest_nmi(&pc->gb, pvprof_capture, regs, &res);
-	if (verdict == PVPROF_NMI_NOT_OURS)
+	if (verdict == PVPROF_NMI_NOT_OURS && !res.consumed && !res.garbage)
 		return NMI_DONE;
-	if (verdict == PVPROF_NMI_GARBAGE) {
-		pc->stats.garbage++;
-		return NMI_DONE;
-	}
 	ns = ktime_get_mono_fast_ns() - start;
-	pc->stats.nmis_claimed++;
+	pc->stats.garbage += res.garbage;
 	pc->stats.notices += res.consumed;
 	pc->stats.records += res.callchains;
 	pc->stats.stale += res.stale;
 	pc->stats.dropped += res.dropped;
 	pc->stats.handler_ns[min_t(u32, fls64(ns), PVPROF_HIST_BUCKETS - 1)]++;
+	if (verdict == PVPROF_NMI_NOT_OURS)
+		return NMI_DONE;
+	pc->stats.nmis_claimed++;
 	return NMI_HANDLED;
 }
 NOKPROBE_SYMBOL(pvprof_nmi);
@@ -423,7 +429,7 @@ static bool pvprof_detect(void)
 	pvprof_host.version = PVPROF_PROBE_VERSION(r);
 	pvprof_host.features = PVPROF_PROBE_FEATURES(r) & PVPROF_FEAT_ALL;
 	if (!pvprof_can_sample(pvprof_host.features)) {
-		pr_info("host offers no sampling feature (ABI %u, features %#x)%s\n",
+		pr_info("host offers no usable sampling (ABI %u, features %#x; needs CPU_CLOCK or HW_EVENTS, and NMI_DELIVERED)%s\n",
 			pvprof_host.version, pvprof_host.features,
 			pvprof_host.features & PVPROF_FEAT_SIDEBAND ?
 			"; sideband only" : "");

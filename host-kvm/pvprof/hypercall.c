@@ -31,11 +31,12 @@ static_assert(PVPROF_EOPNOTSUPP == KVM_EOPNOTSUPP);
 static_assert(PVPROF_ENOSYS == KVM_ENOSYS);
 
 /*
- * Features this host implements: registration, cpu-clock sampling and
- * SIDEBAND.  Hardware events are not advertised until they are tested on
- * a host with a PMU.
+ * Features this host implements: registration, cpu-clock sampling, NMI
+ * delivery attribution and SIDEBAND.  Hardware events are not advertised
+ * until they are tested on a host with a PMU.
  */
-#define PVPROF_HOST_FEATURES	(PVPROF_FEAT_CPU_CLOCK | PVPROF_FEAT_SIDEBAND)
+#define PVPROF_HOST_FEATURES	(PVPROF_FEAT_CPU_CLOCK | PVPROF_FEAT_NMI_DELIVERED | \
+				 PVPROF_FEAT_SIDEBAND)
 
 static_assert((PVPROF_HOST_FEATURES & ~PVPROF_FEAT_ALL) == 0);
 

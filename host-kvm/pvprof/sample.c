@@ -41,6 +41,7 @@ static atomic_t pvprof_host_window_samples = ATOMIC_INIT(0);
 #define OFF_NOTICE_HEAD		offsetof(struct pvprof_buf_header, notice_head)
 #define OFF_RECORD_TAIL		offsetof(struct pvprof_buf_header, record_tail)
 #define OFF_NMI_HEAD		offsetof(struct pvprof_buf_header, nmi_head)
+#define OFF_NMI_DELIVERED	offsetof(struct pvprof_buf_header, nmi_delivered)
 #define OFF_NOTICE_TAIL		offsetof(struct pvprof_buf_header, notice_tail)
 #define OFF_RECORD_HEAD		offsetof(struct pvprof_buf_header, record_head)
 
@@ -398,6 +399,13 @@ static int pvprof_publish_state(struct kvm *kvm, struct pvprof_vm *pvm,
 	return 0;
 }
 
+/* KVM holds an NMI for the vCPU, from any source, not yet delivered. */
+static bool pvprof_nmi_in_flight(struct kvm_vcpu *vcpu)
+{
+	return vcpu->arch.nmi_injected || vcpu->arch.nmi_pending ||
+	       atomic_read(&vcpu->arch.nmi_queued);
+}
+
 /* Turn the pending sample into a notice and ring the NMI gate. */
 static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv,
 			 const struct pvprof_sample *sample)
@@ -423,7 +431,7 @@ static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv,
 				   pvprof_host_notice_publish(&pv->ring, &pv->acct)))
 			return -EFAULT;
 	}
-	if (!pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail))
+	if (!pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, pvprof_nmi_in_flight(vcpu)))
 		return 0;
 	if (pvprof_put_u64(kvm, pv, OFF_NMI_HEAD, pv->ring.nmi_head))
 		return -EFAULT;
@@ -508,6 +516,41 @@ static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
 void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
 {
 	pvprof_vcpu_run(vcpu, true);
+}
+
+/**
+ * kvm_pvprof_nmi_delivery() - KVM is about to deliver an NMI to the vCPU
+ * @vcpu: the vCPU, on its own thread, kvm->srcu held, preemptible; called
+ *	where KVM moves a pending NMI into the VMCB/VMCS for the next entry
+ *
+ * Attributes the delivery to pvprof when pvprof owes an NMI and it is the
+ * last one KVM holds (spec section 10.2), and stores the new count in
+ * nmi_delivered before the entry that delivers it, so the guest's handler
+ * can tell this NMI is pvprof's.
+ */
+void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
+	struct pvprof_vcpu *pv;
+	bool more;
+
+	if (!pvm || is_guest_mode(vcpu))
+		return;
+	pv = pvprof_vcpu_find(vcpu);
+	if (!pv)
+		return;
+	more = vcpu->arch.nmi_pending || atomic_read(&vcpu->arch.nmi_queued);
+	/*
+	 * Not a trylock: a delivery the guest cannot see as pvprof's is an
+	 * unknown NMI in the guest.  Control threads hold the lock briefly
+	 * and never wait for a vCPU.
+	 */
+	mutex_lock(&pv->lock);
+	if (pvprof_host_nmi_delivery(&pv->ring, more) && pv->registered &&
+	    (!pvprof_identity_ok(vcpu->kvm, pv) ||
+	     pvprof_put_u64(vcpu->kvm, pv, OFF_NMI_DELIVERED, pv->ring.nmi_delivered)))
+		pvprof_buffer_gone(pvm, pv, false);
+	mutex_unlock(&pv->lock);
 }
 
 /**

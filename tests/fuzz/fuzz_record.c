@@ -41,7 +41,7 @@ static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pvprof_host_ring r;
+	struct pvprof_host_ring r = { 0 };
 	struct pvprof_vcpu_acct acct;
 	enum pvprof_reject reason;
 	__u64 answered, head;

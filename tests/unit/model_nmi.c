@@ -5,10 +5,14 @@
  * The host and the guest run the real core (through sim.c, which drives it
  * the way the KVM module and the guest driver do) around a model of what
  * sits between them: KVM's NMI merging (pending capped at two, at one while
- * the guest is in an NMI handler), a foreign NMI source, the guest being
- * descheduled, the host dropping a registration and the guest registering
- * again, and Linux's NMI dispatch (every handler runs; an NMI nobody
- * claims is "unknown" unless it is a swallowed back-to-back one).
+ * the guest is in an NMI handler), foreign NMI sources (one with work its
+ * handler claims, like perf; one with none, like a VMM's inject-nmi), the
+ * guest being descheduled, the host dropping a registration and the guest
+ * registering again, and Linux's NMI dispatch (every handler runs; an NMI
+ * nobody claims is "unknown" unless it is a swallowed back-to-back one).
+ *
+ * pvprof must claim exactly the deliveries the host attributed to it and
+ * must never leave more unclaimed deliveries than foreign NMIs were sent.
  *
  * A reference model that knows only counts (no indices, no slots) predicts
  * every decision the core makes; the test fails at the first step where
@@ -29,6 +33,7 @@ struct params {
 	__u32 size;		/* 0: chosen by the seed */
 	int p_sample;		/* weights of the step kinds */
 	int p_foreign;
+	int p_ownerless;	/* foreign NMIs nobody claims */
 	int p_progress;
 	int p_iret;
 	int p_sched;
@@ -56,6 +61,10 @@ struct model {
 	bool swallow_nmi;
 	bool want_register;
 	__u64 nmis_delivered;
+	__u64 attributed;		/* deliveries the host attributed to pvprof */
+	__u64 not_attributed;
+	__u64 foreign_nmis;		/* foreign NMIs sent, with or without work */
+	__u64 unclaimed;		/* deliveries no handler claimed */
 	__u64 swallowed;
 
 	/* Foreign NMI source: work it raised, checked by its own handler. */
@@ -70,7 +79,7 @@ struct model {
 	__u64 ref_unregistered;
 	__u64 ref_nmis;
 	__u64 ref_unconsumed;		/* written, not consumed by the guest */
-	bool ref_outstanding;		/* a pvprof NMI whose notices are unconsumed */
+	bool ref_owed;			/* a pvprof NMI not yet attributed a delivery */
 	__u64 ref_in_ring;		/* records posted, not drained */
 	__u64 ref_ring_callchains;	/* of those, callchains */
 	__u64 ref_callchains;		/* drained */
@@ -161,7 +170,6 @@ static void do_register(struct model *m)
 {
 	MCHECK(m, sim_register(&m->v, m->p.size, 0) == 0, "registration failed");
 	m->ref_unconsumed = 0;
-	m->ref_outstanding = false;
 	m->ref_in_ring = 0;
 	m->ref_ring_callchains = 0;
 	m->ref_reg_notices = 0;
@@ -250,9 +258,25 @@ static void deliver_nmi(struct model *m)
 	__u64 room = m->v.gb.geo.record_slots - m->ref_in_ring;
 	__u64 answer = batch < room ? batch : room;
 	bool b2b = !m->progress_since_nmi;
+	bool more, ours, visible;
 	int handled = 0;
 
 	m->nmi_pending--;
+	more = m->nmi_pending || m->nmi_queued;
+	ours = m->ref_owed && !more;
+	visible = sim_host_nmi_delivery(&m->v, more);
+	MCHECK(m, !visible || ours, "the host attributed a delivery it did not owe");
+	if (ours) {
+		m->ref_owed = false;
+		m->attributed++;
+	} else {
+		m->not_attributed++;
+	}
+	MCHECK(m, m->attributed <= m->v.acct.nmis, "%llu deliveries attributed to %llu injections",
+	       (unsigned long long)m->attributed, (unsigned long long)m->v.acct.nmis);
+	MCHECK(m, m->not_attributed <= m->foreign_nmis,
+	       "%llu deliveries not pvprof's but only %llu foreign NMIs sent",
+	       (unsigned long long)m->not_attributed, (unsigned long long)m->foreign_nmis);
 	m->nmi_masked = true;
 	m->nmis_delivered++;
 	m->progress_since_nmi = false;
@@ -261,10 +285,13 @@ static void deliver_nmi(struct model *m)
 
 	/* Every NMI handler of the guest runs; pvprof's is the core. */
 	verdict = pvprof_guest_nmi(&m->v.gb, capture_with_exit, &ctx, &res);
+	MCHECK(m, (verdict == PVPROF_NMI_CLAIMED) == visible,
+	       "pvprof %s a delivery the host %s", visible ? "did not claim" : "claimed",
+	       visible ? "attributed to it" : "did not attribute to it");
+	if (verdict == PVPROF_NMI_CLAIMED)
+		handled++;
 	if (batch) {
-		/* Notices written during the handler are the next NMI's. */
-		RCHECK(m, verdict == PVPROF_NMI_CLAIMED, "pvprof did not claim %llu new notices",
-		       (unsigned long long)batch);
+		/* Whichever NMI comes first answers; notices written during the handler wait. */
 		RCHECK(m, res.consumed == batch, "consumed %u of %llu",
 		       res.consumed, (unsigned long long)batch);
 		RCHECK(m, res.callchains + res.stale == answer && res.callchains == 1 - !answer,
@@ -274,11 +301,6 @@ static void deliver_nmi(struct model *m)
 		m->ref_in_ring += answer;
 		m->ref_ring_callchains += res.callchains;
 		m->ref_unconsumed -= batch;
-		m->ref_outstanding = false;
-		handled++;
-	} else {
-		RCHECK(m, verdict == PVPROF_NMI_NOT_OURS,
-		       "pvprof claimed an NMI that carried no new notice");
 	}
 	if (m->foreign_work) {
 		/* Like perf's handler: it returns how many events it handled. */
@@ -290,9 +312,10 @@ static void deliver_nmi(struct model *m)
 	if (handled > 1)
 		m->swallow_nmi = true;
 	if (!handled) {
-		RCHECK(m, b2b && m->swallow_nmi,
-		       "unknown NMI: nobody claimed it and it was not a back-to-back one");
-		m->swallowed++;
+		/* Foreign by the checks above: an ownerless NMI, or one whose work went early. */
+		m->unclaimed++;
+		if (b2b && m->swallow_nmi)
+			m->swallowed++;
 	}
 }
 
@@ -338,7 +361,7 @@ static void check_new_callchains(struct model *m)
  */
 static void entry(struct model *m, bool with_sample)
 {
-	bool want_nmi, injected;
+	bool want_nmi, injected, in_flight;
 
 	if (!m->running)
 		return;
@@ -356,13 +379,16 @@ static void entry(struct model *m, bool with_sample)
 	}
 	if (with_sample)
 		sample(m);
-	want_nmi = m->v.registered && m->ref_unconsumed && !m->ref_outstanding;
-	injected = sim_host_nmi_gate(&m->v);
-	RCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, outstanding %d)",
+	in_flight = m->nmi_queued || m->nmi_pending;
+	if (m->v.registered && !in_flight)
+		m->ref_owed = false;
+	want_nmi = m->v.registered && m->ref_unconsumed && !m->ref_owed;
+	injected = sim_host_nmi_gate(&m->v, in_flight);
+	RCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, owed %d)",
 	       injected ? "injected" : "withheld", (unsigned long long)m->ref_unconsumed,
-	       m->ref_outstanding);
+	       m->ref_owed);
 	if (injected) {
-		m->ref_outstanding = true;
+		m->ref_owed = true;
 		m->ref_nmis++;
 		m->nmi_queued++;
 	}
@@ -422,8 +448,8 @@ static void scribble(struct model *m)
 
 static void step(struct model *m)
 {
-	int total = m->p.p_sample + m->p.p_foreign + m->p.p_progress + m->p.p_iret +
-		    m->p.p_sched + m->p.p_exit + m->p.p_drop;
+	int total = m->p.p_sample + m->p.p_foreign + m->p.p_ownerless + m->p.p_progress +
+		    m->p.p_iret + m->p.p_sched + m->p.p_exit + m->p.p_drop;
 	int r = (int)(rnd(m) % total);
 
 	if (m->p.hostile && chance(m, m->p.hostile))
@@ -434,8 +460,13 @@ static void step(struct model *m)
 	} else if ((r -= m->p.p_foreign) < 0) {
 		m->foreign_work++;
 		m->foreign_raised++;
+		m->foreign_nmis++;
 		m->nmi_queued++;
 		entry(m, false);		/* the kick makes the vCPU exit */
+	} else if ((r -= m->p.p_ownerless) < 0) {
+		m->foreign_nmis++;
+		m->nmi_queued++;
+		entry(m, false);
 	} else if ((r -= m->p.p_progress) < 0) {
 		if (m->running && !m->nmi_masked) {
 			m->progress_since_nmi = true;
@@ -489,6 +520,9 @@ static void settle(struct model *m)
 	MCHECK(m, i < 1000, "protocol did not settle: %llu unconsumed, %u NMIs pending",
 	       (unsigned long long)m->ref_unconsumed, m->nmi_pending);
 	MCHECK(m, m->foreign_handled == m->foreign_raised, "foreign NMI work lost");
+	MCHECK(m, !m->v.ring.nmi_owed && m->v.ring.nmi_delivered == m->v.acct.nmis,
+	       "%llu of %llu pvprof NMIs delivered after settling",
+	       (unsigned long long)m->v.ring.nmi_delivered, (unsigned long long)m->v.acct.nmis);
 }
 
 static void check_stream(struct model *m)
@@ -532,6 +566,7 @@ static void run_model(struct params p)
 	if (p.randomize) {
 		m->p.p_iret = 1 + rnd(m) % 30;
 		m->p.p_foreign = rnd(m) % 30;
+		m->p.p_ownerless = rnd(m) % 10;
 		m->p.p_sched = rnd(m) % 8;
 		m->p.p_drop = rnd(m) % 3 == 0;
 	}
@@ -581,7 +616,7 @@ static void run_model(struct params p)
 
 	printf("  seed %-4llu size %5u drain %3d%% iret %2d foreign %2d: samples %llu notices %llu callchains %llu "
 	       "stale %llu unanswered %llu ring_full %llu unregistered %llu nmis %llu "
-	       "delivered %llu foreign %llu swallowed %llu\n",
+	       "delivered %llu (pvprof %llu) foreign %llu unclaimed %llu swallowed %llu\n",
 	       (unsigned long long)p.seed, m->p.size, drain, m->p.p_iret, m->p.p_foreign,
 	       (unsigned long long)a->samples, (unsigned long long)a->notices,
 	       (unsigned long long)a->callchains,
@@ -590,7 +625,8 @@ static void run_model(struct params p)
 	       (unsigned long long)a->losses[PVPROF_LOSS_NOTICE_RING_FULL],
 	       (unsigned long long)a->losses[PVPROF_LOSS_UNREGISTERED],
 	       (unsigned long long)a->nmis, (unsigned long long)m->nmis_delivered,
-	       (unsigned long long)m->foreign_raised, (unsigned long long)m->swallowed);
+	       (unsigned long long)m->attributed, (unsigned long long)m->foreign_nmis,
+	       (unsigned long long)m->unclaimed, (unsigned long long)m->swallowed);
 	fflush(stdout);
 	free(m->ip_of_seq);
 	sim_free(&m->v);
@@ -600,7 +636,7 @@ static void run_model(struct params p)
 static struct params base_params(__u64 seed)
 {
 	struct params p = {
-		.seed = seed, .steps = 20000, .p_sample = 30, .p_foreign = 8,
+		.seed = seed, .steps = 20000, .p_sample = 30, .p_foreign = 8, .p_ownerless = 2,
 		.p_progress = 30, .p_iret = 20, .p_sched = 2, .p_exit = 10,
 	};
 

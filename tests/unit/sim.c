@@ -70,6 +70,7 @@ int sim_register(struct sim_vcpu *v, __u32 size, __u32 max_depth)
 				PVPROF_EVENT_CPU_CLOCK, 1000000);
 	host_copy_out(v, 0, &h, 128);
 	v->registered = true;
+	pvprof_guest_buf_registered(&v->gb);
 	return 0;
 }
 
@@ -141,14 +142,24 @@ __u32 sim_host_drain(struct sim_vcpu *v)
 	return n;
 }
 
-bool sim_host_nmi_gate(struct sim_vcpu *v)
+bool sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_in_flight)
 {
 	if (!v->registered)
 		return false;
 	if (!pvprof_host_nmi_gate(&v->ring, &v->acct,
-				  pvprof_load_acquire(&hdr(v)->notice_tail)))
+				  pvprof_load_acquire(&hdr(v)->notice_tail),
+				  nmi_in_flight))
 		return false;
 	PVPROF_WRITE_ONCE(hdr(v)->nmi_head, v->ring.nmi_head);
+	return true;
+}
+
+/* KVM delivers an NMI: the result says whether the guest can tell it is pvprof's. */
+bool sim_host_nmi_delivery(struct sim_vcpu *v, bool more_nmis_pending)
+{
+	if (!pvprof_host_nmi_delivery(&v->ring, more_nmis_pending) || !v->registered)
+		return false;
+	PVPROF_WRITE_ONCE(hdr(v)->nmi_delivered, v->ring.nmi_delivered);
 	return true;
 }
 

@@ -47,6 +47,13 @@ START_TEST(guest_register_writes_identity)
 }
 END_TEST
 
+/* The gate injects and KVM delivers that NMI alone. */
+static void deliver_pvprof_nmi(void)
+{
+	ck_assert(sim_host_nmi_gate(&v, false));
+	ck_assert(sim_host_nmi_delivery(&v, false));
+}
+
 START_TEST(guest_nmi_not_ours)
 {
 	struct pvprof_nmi_result res;
@@ -70,14 +77,16 @@ START_TEST(guest_nmi_garbage_head)
 	setup(8192);
 	h()->notice_head = 33;		/* more than the ring holds */
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
-			 PVPROF_NMI_GARBAGE);
+			 PVPROF_NMI_NOT_OURS);
+	ck_assert(res.garbage);
 	ck_assert_uint_eq(h()->notice_tail, 33);
 	ck_assert_uint_eq(h()->guest_errors, 1);
 	ck_assert_uint_eq(h()->guest_nmis_claimed, 0);
 	ck_assert_uint_eq(h()->record_head, 0);
 	h()->notice_head = 10;		/* behind the tail now */
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
-			 PVPROF_NMI_GARBAGE);
+			 PVPROF_NMI_NOT_OURS);
+	ck_assert(res.garbage);
 	ck_assert_uint_eq(h()->notice_tail, 10);
 	teardown();
 }
@@ -92,9 +101,10 @@ START_TEST(guest_nmi_newest_callchain_older_stale)
 
 	setup(16384);
 	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
-	ck_assert(sim_host_nmi_gate(&v));
+	ck_assert(sim_host_nmi_gate(&v, false));
 	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
 	ck_assert(sim_host_sample(&v, KADDR(0x300), 0));
+	ck_assert(sim_host_nmi_delivery(&v, false));
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 PVPROF_NMI_CLAIMED);
 	ck_assert_uint_eq(res.consumed, 3);
@@ -106,7 +116,7 @@ START_TEST(guest_nmi_newest_callchain_older_stale)
 	ck_assert_uint_eq(h()->guest_nmis_claimed, 1);
 	ck_assert_uint_eq(h()->guest_records, 1);
 	ck_assert_uint_eq(h()->guest_stale, 2);
-	/* Nothing new: the next NMI is somebody else's. */
+	/* Not attributed: the next NMI is somebody else's. */
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 PVPROF_NMI_NOT_OURS);
 
@@ -135,6 +145,62 @@ START_TEST(guest_nmi_newest_callchain_older_stale)
 }
 END_TEST
 
+START_TEST(guest_nmi_foreign_first_answers_without_claiming)
+{
+	struct pvprof_nmi_result res;
+
+	setup(8192);
+	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
+	ck_assert(sim_host_nmi_gate(&v, false));
+	/* A foreign NMI was pending too: KVM delivers it first. */
+	ck_assert(!sim_host_nmi_delivery(&v, true));
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_NOT_OURS);
+	ck_assert_uint_eq(res.consumed, 1);
+	ck_assert_uint_eq(res.callchains, 1);
+	ck_assert_uint_eq(h()->guest_nmis_claimed, 0);
+	/* The host's gate stays shut until pvprof's own delivery ... */
+	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
+	ck_assert(!sim_host_nmi_gate(&v, true));
+	/* ... which the guest claims although the notice it was for is gone. */
+	ck_assert(sim_host_nmi_delivery(&v, false));
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	ck_assert_uint_eq(res.consumed, 1);
+	ck_assert_uint_eq(h()->guest_nmis_claimed, 1);
+	/* Exactly once. */
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_NOT_OURS);
+	ck_assert_uint_eq(sim_host_drain(&v), 2);
+	ck_assert_uint_eq(v.acct.callchains, 2);
+	assert_balanced();
+	teardown();
+}
+END_TEST
+
+START_TEST(guest_nmi_claim_survives_reregistration)
+{
+	struct pvprof_nmi_result res;
+
+	setup(8192);
+	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
+	deliver_pvprof_nmi();
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	/* A new registration starts from the host's count, not from zero. */
+	sim_host_unregister(&v);
+	ck_assert_int_eq(sim_register(&v, 8192, 0), 0);
+	ck_assert_uint_eq(h()->nmi_delivered, 1);
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_NOT_OURS);
+	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
+	deliver_pvprof_nmi();
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	teardown();
+}
+END_TEST
+
 START_TEST(guest_nmi_record_ring_full)
 {
 	struct pvprof_nmi_result res;
@@ -143,6 +209,7 @@ START_TEST(guest_nmi_record_ring_full)
 	setup(8192);		/* 4 record slots */
 	for (i = 0; i < 6; i++)
 		ck_assert(sim_host_sample(&v, KADDR(i), 0));
+	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 PVPROF_NMI_CLAIMED);
 	/* The newest four are answered, the two oldest dropped. */
@@ -153,6 +220,7 @@ START_TEST(guest_nmi_record_ring_full)
 	ck_assert_uint_eq(h()->record_head, 4);
 	/* Full record ring, host not drained: the next notice is dropped too. */
 	ck_assert(sim_host_sample(&v, KADDR(7), 0));
+	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 PVPROF_NMI_CLAIMED);
 	ck_assert_uint_eq(res.dropped, 1);
@@ -176,6 +244,7 @@ START_TEST(guest_nmi_bad_record_tail)
 	setup(8192);
 	ck_assert(sim_host_sample(&v, KADDR(1), 0));
 	h()->record_tail = 100;		/* the host's index, corrupted */
+	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 PVPROF_NMI_CLAIMED);
 	ck_assert_uint_eq(res.dropped, 1);
@@ -194,6 +263,7 @@ START_TEST(guest_capture_clamped_to_max_depth)
 	sim_init(&v, 0);
 	ck_assert_int_eq(sim_register(&v, 8192, 10), 0);
 	ck_assert(sim_host_sample(&v, UADDR(0x40), 3));
+	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &deep, &res),
 			 PVPROF_NMI_CLAIMED);
 	ck_assert_uint_eq(sim_host_drain(&v), 1);
@@ -229,6 +299,8 @@ Suite *guest_suite(void)
 	PVPROF_ADD_TEST(s, guest_nmi_not_ours);
 	PVPROF_ADD_TEST(s, guest_nmi_garbage_head);
 	PVPROF_ADD_TEST(s, guest_nmi_newest_callchain_older_stale);
+	PVPROF_ADD_TEST(s, guest_nmi_foreign_first_answers_without_claiming);
+	PVPROF_ADD_TEST(s, guest_nmi_claim_survives_reregistration);
 	PVPROF_ADD_TEST(s, guest_nmi_record_ring_full);
 	PVPROF_ADD_TEST(s, guest_nmi_bad_record_tail);
 	PVPROF_ADD_TEST(s, guest_capture_clamped_to_max_depth);

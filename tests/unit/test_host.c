@@ -14,6 +14,7 @@ static struct pvprof_vcpu_acct acct;
 static void setup(__u32 size)
 {
 	memset(&acct, 0, sizeof(acct));
+	memset(&ring, 0, sizeof(ring));
 	ck_assert_int_eq(pvprof_host_ring_init(&ring, size, 0, COOKIE), 0);
 }
 
@@ -54,7 +55,7 @@ static enum pvprof_reject answer(__u64 seq, __u32 flags)
 
 START_TEST(host_ring_init_checks)
 {
-	struct pvprof_host_ring r;
+	struct pvprof_host_ring r = { 0 };
 
 	ck_assert_int_eq(pvprof_host_ring_init(&r, 12288, 0, COOKIE), -PVPROF_EINVAL);
 	ck_assert_int_eq(pvprof_host_ring_init(&r, 1 << 17, 0, COOKIE), -PVPROF_E2BIG);
@@ -161,33 +162,43 @@ START_TEST(host_notice_garbage_tail)
 }
 END_TEST
 
-START_TEST(host_nmi_gate_one_outstanding)
+START_TEST(host_nmi_gate_one_owed)
 {
 	setup(8192);
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 0));	/* nothing to say */
+	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 0, false));	/* nothing to say */
 	ck_assert(sample(0));
-	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 0));
+	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 0, false));
 	ck_assert_uint_eq(ring.nmi_head, 1);
-	/* Outstanding until the guest's tail reaches nmi_head. */
+	/* Owed until a delivery is attributed to it, whatever the guest consumed. */
 	ck_assert(sample(0));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 0));
-	ck_assert(sample(0));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 0));
-	/* The guest answered all three in one NMI. */
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 3));
-	ck_assert(sample(3));
-	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 3));
-	ck_assert_uint_eq(ring.nmi_head, 4);
-	/* The guest consumed only up to the first NMI's notices: new ones wait. */
-	ck_assert(sample(3));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 3));
-	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 4));
+	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 0, true));
+	ck_assert(sample(2));
+	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 2, true));
+	/* Another NMI is pending behind this delivery: that one will be pvprof's. */
+	ck_assert(!pvprof_host_nmi_delivery(&ring, true));
+	ck_assert(pvprof_host_nmi_delivery(&ring, false));
+	ck_assert_uint_eq(ring.nmi_delivered, 1);
+	ck_assert(!pvprof_host_nmi_delivery(&ring, false));	/* nothing owed */
+	/* Notices 3 is unconsumed: the gate opens again. */
+	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 2, false));
+	ck_assert_uint_eq(ring.nmi_head, 3);
+	/* The VMM cleared the vCPU's NMIs: nothing in flight, so nothing owed. */
+	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 2, true));
+	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 2, false));
 	ck_assert_uint_eq(acct.nmis, 3);
+	ck_assert(pvprof_host_nmi_delivery(&ring, false));
 	/* A garbage tail injects nothing. */
-	ck_assert(sample(5));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 9));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, ~0ULL));
+	ck_assert(sample(3));
+	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 9, false));
+	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 5, false));	/* ahead of head */
 	ck_assert_uint_eq(acct.nmis, 3);
+	/* A new registration keeps the count and an NMI still in flight. */
+	ck_assert(sample(3));
+	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 3, false));
+	ck_assert_int_eq(pvprof_host_ring_init(&ring, 8192, 0, 77), 0);
+	ck_assert(ring.nmi_owed);
+	ck_assert_uint_eq(ring.nmi_delivered, 2);
+	ck_assert_uint_eq(ring.notice_head, 0);
 }
 END_TEST
 
@@ -338,7 +349,7 @@ Suite *host_suite(void)
 	PVPROF_ADD_TEST(s, host_header_clean_at_register);
 	PVPROF_ADD_TEST(s, host_notice_ring_full);
 	PVPROF_ADD_TEST(s, host_notice_garbage_tail);
-	PVPROF_ADD_TEST(s, host_nmi_gate_one_outstanding);
+	PVPROF_ADD_TEST(s, host_nmi_gate_one_owed);
 	PVPROF_ADD_TEST(s, host_records_bad_index);
 	PVPROF_ADD_TEST(s, host_record_outcomes);
 	PVPROF_ADD_TEST(s, host_rejected_record_resolves_oldest);

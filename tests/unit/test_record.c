@@ -22,6 +22,7 @@ static void setup(__u32 max_depth)
 	__u32 off, i;
 
 	memset(&acct, 0, sizeof(acct));
+	memset(&ring, 0, sizeof(ring));
 	ck_assert_int_eq(pvprof_host_ring_init(&ring, 16384, max_depth, COOKIE), 0);
 	for (i = 0; i < 6; i++) {
 		ck_assert(pvprof_host_notice_prepare(&ring, &acct, ring.notice_head,
