@@ -31,6 +31,10 @@ static void print_help(FILE *f)
 		"        show the VM's pvprof state, vCPUs, counters and losses\n"
 		"  " USAGE_EXPOSE "\n"
 		"        decide whether the guest sees pvprof at all\n"
+		"  record, report, script\n"
+		"        record a VM's samples into a file, show the profile in it,\n"
+		"        print its samples as perf script does: '%1$s help record',\n"
+		"        kvm-pvprof-record(8), kvm-pvprof-report(8), pvprof-data(5)\n"
 		"  help [COMMAND]\n"
 		"        this text, or the help of COMMAND\n"
 		"\n"
@@ -51,6 +55,9 @@ static const struct cmd cmds[] = {
 	{ "disable",	do_disable },
 	{ "status",	do_status },
 	{ "expose",	do_expose },
+	{ "record",	do_record },
+	{ "report",	do_report },
+	{ "script",	do_script },
 	{ "help",	do_help },
 	{ 0 }
 };

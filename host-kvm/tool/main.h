@@ -35,6 +35,12 @@
 #define USAGE_DISABLE	"disable VM"
 #define USAGE_STATUS	"status VM [-j]"
 #define USAGE_EXPOSE	"expose VM MODE"
+#define USAGE_RECORD	"record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT] VM"
+#define USAGE_REPORT \
+	"report [-i FILE] [--sort self|total] [--callgraph] [--folded]\n" \
+	"              [--flamegraph OUT.svg] [--vcpu N] [--pid PID] [--comm NAME]\n" \
+	"              [--kernel|--user] [--limit N]"
+#define USAGE_SCRIPT	"script [-i FILE]"
 
 extern const char *bin_name;
 extern bool json_output;
@@ -79,5 +85,8 @@ int do_enable(int argc, char **argv);
 int do_disable(int argc, char **argv);
 int do_expose(int argc, char **argv);
 int do_status(int argc, char **argv);
+int do_record(int argc, char **argv);
+int do_report(int argc, char **argv);
+int do_script(int argc, char **argv);
 
 #endif /* KVM_PVPROF_MAIN_H */

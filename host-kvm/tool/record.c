@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-pvprof record: read a VM's pvprof stream into a recording file
+ * (doc/pvprof-data.5) for a given time or until interrupted.
+ *
+ * When the VM is not being sampled, record enables sampling for the
+ * duration and disables it again on every way out (end of the duration,
+ * SIGINT/SIGTERM/SIGHUP, any error).  After the end it disables first, then
+ * drains the stream until it stays empty, so records answering the last
+ * samples are kept.  Every byte read is written, and the file is synced
+ * before the summary is printed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi/pvprof_ctl.h"
+#include "main.h"
+#include "recording.h"
+#include "vm.h"
+
+#define RECORD_DEFAULT_OUTPUT	"pvprof.data"
+#define RECORD_MAX_SECONDS	(7ULL * 24 * 3600)
+#define RECORD_BUF_SIZE		(64U * 1024)
+/* After sampling stops: the stream counts as drained once quiet this long. */
+#define DRAIN_QUIET_MS		300
+#define DRAIN_MAX_MS		3000
+#define STATUS_ATTEMPTS		4
+
+_Static_assert(RECORD_BUF_SIZE >= PVPROF_STREAM_MAX_RECORD,
+	       "a read buffer holds the largest stream record");
+
+static volatile sig_atomic_t stop_signal;
+
+struct record_args {
+	const char *output;
+	const char *vm;
+	uint64_t seconds;
+	bool freq_given;
+	uint64_t freq;
+	bool event_given;
+	uint32_t event;
+};
+
+struct record_counts {
+	uint64_t records;		/* stream records */
+	uint64_t callchains;
+	uint64_t losses;		/* sum of LOSS counts */
+	uint64_t sideband_bytes;	/* sideband message bytes */
+};
+
+struct recorder {
+	struct record_args args;
+	struct vm_session vm;
+	struct recording_writer w;
+	int stream_fd;
+	bool enabled_by_us;
+	bool progress;
+	uint8_t *buf;
+	struct record_counts counts;
+	uint64_t start_ns;
+};
+
+static int record_help(void)
+{
+	printf("Usage: %1$s " USAGE_RECORD "\n"
+	       "       %1$s record help\n"
+	       HELP_SPEC_VM
+	       HELP_SPEC_EVENT
+	       "\n"
+	       "Read the VM's pvprof stream into a recording file for SECONDS, or until\n"
+	       "interrupted (Ctrl-C). When the VM is not being sampled, record enables\n"
+	       "sampling for the duration and disables it again however it ends; a VM\n"
+	       "sampled already keeps its configuration and stays enabled.\n"
+	       "\n"
+	       "  -d SECONDS  how long to record, 1..%2$llu (default: until interrupted)\n"
+	       "  -o FILE     the recording (default %3$s), created mode 0600\n"
+	       "  -F HZ       samples per second per vCPU when record enables sampling,\n"
+	       "              1..%4$d (default %5$d)\n"
+	       "  -e EVENT    what drives sampling when record enables it (default\n"
+	       "              cpu-clock)\n"
+	       "\n"
+	       "A summary goes to stderr at the end: \"recorded N records, N losses,\n"
+	       "N sideband bytes to FILE\", and a progress line while stderr is a\n"
+	       "terminal. Read the file with '%1$s report' or '%1$s script'.\n",
+	       bin_name, RECORD_MAX_SECONDS, RECORD_DEFAULT_OUTPUT,
+	       PVPROF_MAX_FREQ, PVPROF_DEFAULT_FREQ);
+	return EXIT_OK;
+}
+
+static int record_parse(int argc, char **argv, struct record_args *a, bool *helped)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int opt, ret;
+
+	*helped = false;
+	a->output = RECORD_DEFAULT_OUTPUT;
+	opterr = 0;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, ":d:o:F:e:h", opts, NULL)) != -1) {
+		ret = EXIT_OK;
+		switch (opt) {
+		case 'd':
+			ret = parse_u64("-d", optarg, 1, RECORD_MAX_SECONDS, &a->seconds);
+			break;
+		case 'o':
+			if (!*optarg)
+				return usage_err("record: -o needs a file name");
+			a->output = optarg;
+			break;
+		case 'F':
+			ret = parse_u64("-F", optarg, 1, PVPROF_MAX_FREQ, &a->freq);
+			a->freq_given = true;
+			break;
+		case 'e':
+			ret = event_parse(optarg, &a->event);
+			a->event_given = true;
+			break;
+		case 'h':
+			*helped = true;
+			return record_help();
+		default:
+			return option_err(opt, argv);
+		}
+		if (ret)
+			return ret;
+	}
+	if (optind < argc && !strcmp(argv[optind], "help")) {
+		*helped = true;
+		return record_help();
+	}
+	ret = expect_operands(argc, argv, 1, "VM");
+	if (ret)
+		return ret;
+	a->vm = argv[optind];
+	return EXIT_OK;
+}
+
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* No SA_RESTART: a signal ends the poll() or read() it interrupts. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* PVPROF_CTL_STATUS with every vCPU entry; *vcpus is the caller's to free. */
+static int fetch_status(struct vm_session *s, struct pvprof_ctl_status *ctl,
+			struct pvprof_vcpu_status **vcpus, uint32_t *nr)
+{
+	uint32_t want = 0;
+	int attempt;
+
+	*vcpus = NULL;
+	for (attempt = 0; attempt < STATUS_ATTEMPTS; attempt++) {
+		free(*vcpus);
+		*vcpus = want ? calloc(want, sizeof(**vcpus)) : NULL;
+		if (want && !*vcpus) {
+			p_err("out of memory for %u vCPUs", want);
+			return EXIT_FAILED;
+		}
+		memset(ctl, 0, sizeof(*ctl));
+		ctl->vm_fd = s->vm_fd;
+		ctl->nr_vcpus = want;
+		ctl->vcpus = (uintptr_t)*vcpus;
+		if (ioctl(s->kvm_fd, PVPROF_CTL_STATUS, ctl))
+			return vm_session__ioctl_err(s, "status", errno);
+		if (ctl->nr_vcpus <= want) {
+			*nr = ctl->nr_vcpus;
+			return EXIT_OK;
+		}
+		want = ctl->nr_vcpus;
+	}
+	p_err("status VM %s: the number of vCPUs kept changing", s->label);
+	return EXIT_FAILED;
+}
+
+static int write_status(struct recorder *rc, uint32_t when,
+			struct pvprof_ctl_status *ctl)
+{
+	struct pvprof_vcpu_status *vcpus;
+	uint32_t nr = 0;
+	int ret;
+
+	ret = fetch_status(&rc->vm, ctl, &vcpus, &nr);
+	if (!ret && recording_write_status(&rc->w, when, ctl, vcpus, nr))
+		ret = EXIT_FAILED;
+	free(vcpus);
+	return ret;
+}
+
+/* Into a zeroed NUL-padded field, cut to leave its last byte NUL. */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	memcpy(dst, src, strnlen(src, size - 1));
+}
+
+static int write_identity(struct recorder *rc, const struct pvprof_ctl_status *ctl,
+			  bool was_enabled)
+{
+	struct pvprof_data_host host = { 0 };
+	struct pvprof_data_vm vm = { 0 };
+	struct utsname u;
+
+	host.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+	host.start_monotonic_ns = rc->start_ns;
+	if (!uname(&u)) {
+		copy_str(host.hostname, sizeof(host.hostname), u.nodename);
+		copy_str(host.release, sizeof(host.release), u.release);
+		copy_str(host.machine, sizeof(host.machine), u.machine);
+	}
+	copy_str(host.tool_version, sizeof(host.tool_version), KVM_PVPROF_VERSION);
+
+	vm.vmm_pid = (uint32_t)rc->vm.pid;
+	vm.vmm_fd = rc->vm.vmm_fd;
+	vm.flags = (was_enabled ? PVPROF_DATA_VM_F_WAS_ENABLED : 0) |
+		   (rc->enabled_by_us ? PVPROF_DATA_VM_F_ENABLED_BY_US : 0);
+	vm.event = ctl->event;
+	vm.sample_freq = ctl->sample_freq;
+	vm.sample_period = ctl->sample_period;
+	vm.duration_ns = rc->args.seconds * 1000000000ULL;
+	copy_str(vm.comm, sizeof(vm.comm), rc->vm.comm);
+	copy_str(vm.domain, sizeof(vm.domain), rc->vm.domain);
+
+	if (recording_write_section(&rc->w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
+	    recording_write_section(&rc->w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
+		return EXIT_FAILED;
+	return EXIT_OK;
+}
+
+static int enable_sampling(struct recorder *rc)
+{
+	struct pvprof_ctl_enable en = {
+		.vm_fd = rc->vm.vm_fd,
+		.flags = PVPROF_ENABLE_F_FREQ,
+		.event = rc->args.event,
+		.sample_freq = rc->args.freq,
+	};
+	int err;
+
+	if (!ioctl(rc->vm.kvm_fd, PVPROF_CTL_ENABLE, &en)) {
+		rc->enabled_by_us = true;
+		return EXIT_OK;
+	}
+	err = errno;
+	if (err == EOPNOTSUPP)
+		p_err_hint("sample on cpu-clock (-e cpu-clock), which needs no PMU",
+			   "record VM %s: the host cannot count %s (no PMU)",
+			   rc->vm.label, event_name(rc->args.event));
+	else
+		vm_session__ioctl_err(&rc->vm, "enable", err);
+	return EXIT_FAILED;
+}
+
+/* Undo enable_sampling(); reports a failure but never gives up earlier. */
+static int restore_sampling(struct recorder *rc)
+{
+	struct pvprof_ctl_vm ctl = { .vm_fd = rc->vm.vm_fd };
+
+	if (!rc->enabled_by_us)
+		return EXIT_OK;
+	rc->enabled_by_us = false;
+	if (!ioctl(rc->vm.kvm_fd, PVPROF_CTL_DISABLE, &ctl))
+		return EXIT_OK;
+	/* The VM is gone: nothing is left sampling it. */
+	if (errno == ENOENT || errno == EBADF)
+		return EXIT_OK;
+	vm_session__ioctl_err(&rc->vm, "disable (restoring the VM's state)", errno);
+	return EXIT_FAILED;
+}
+
+static int open_stream(struct recorder *rc)
+{
+	struct pvprof_ctl_vm ctl = { .vm_fd = rc->vm.vm_fd };
+	int fd = ioctl(rc->vm.kvm_fd, PVPROF_CTL_STREAM, &ctl);
+
+	if (fd >= 0) {
+		rc->stream_fd = fd;
+		return EXIT_OK;
+	}
+	if (errno == EBUSY)
+		p_err_hint("only one reader at a time: stop the other 'record' first",
+			   "record VM %s: another process reads its stream", rc->vm.label);
+	else
+		vm_session__ioctl_err(&rc->vm, "open the stream of", errno);
+	return EXIT_FAILED;
+}
+
+/* Counts what one read returned; the bytes come from the kernel, decode anyway. */
+static void count_records(struct record_counts *c, const uint8_t *buf, size_t len)
+{
+	struct pvprof_st_view v;
+	size_t pos = 0;
+
+	while (pos < len && pvprof_st_decode(buf + pos, len - pos, &v) == PVPROF_ST_OK) {
+		c->records++;
+		if (v.hdr.type == PVPROF_ST_CALLCHAIN)
+			c->callchains++;
+		else if (v.hdr.type == PVPROF_ST_LOSS)
+			c->losses += v.u.loss.count;
+		else if (v.hdr.type == PVPROF_ST_SIDEBAND)
+			c->sideband_bytes += v.sb_len;
+		pos += v.hdr.size;
+	}
+}
+
+static void show_progress(struct recorder *rc, uint64_t now, uint64_t *last_ns,
+			  uint64_t *last_callchains)
+{
+	double dt = (double)(now - *last_ns) / 1e9;
+
+	if (!rc->progress || dt < 1.0)
+		return;
+	fprintf(stderr, "\r%.0f s: %.0f samples/s, %" PRIu64 " records, %" PRIu64
+		" losses   ", (double)(now - rc->start_ns) / 1e9,
+		(double)(rc->counts.callchains - *last_callchains) / dt,
+		rc->counts.records, rc->counts.losses);
+	*last_ns = now;
+	*last_callchains = rc->counts.callchains;
+}
+
+/*
+ * One read.  Return: 1 data was written, 0 nothing to read now, -1 an error
+ * (printed), -2 end of file.
+ */
+static int read_once(struct recorder *rc)
+{
+	ssize_t n = read(rc->stream_fd, rc->buf, RECORD_BUF_SIZE);
+
+	if (n > 0) {
+		if (recording_write_stream(&rc->w, rc->buf, (size_t)n))
+			return -1;
+		count_records(&rc->counts, rc->buf, (size_t)n);
+		return 1;
+	}
+	if (n == 0)
+		return -2;
+	if (errno == EINTR || errno == EAGAIN)
+		return 0;
+	p_err("read the stream of VM %s: %s", rc->vm.label, strerror(errno));
+	return -1;
+}
+
+/* Records until the duration ends, a signal comes or the VM goes away. */
+static uint32_t record_loop(struct recorder *rc)
+{
+	uint64_t deadline = rc->args.seconds ?
+			    rc->start_ns + rc->args.seconds * 1000000000ULL : 0;
+	uint64_t last_ns = rc->start_ns, last_callchains = 0;
+	struct pollfd pfd = { .fd = rc->stream_fd, .events = POLLIN };
+
+	for (;;) {
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		int timeout = 1000, ret;
+
+		if (stop_signal)
+			return PVPROF_DATA_STOP_SIGNAL;
+		if (deadline && now >= deadline)
+			return PVPROF_DATA_STOP_DURATION;
+		if (deadline && (deadline - now) / 1000000 < 1000)
+			timeout = (int)((deadline - now + 999999) / 1000000);
+		show_progress(rc, now, &last_ns, &last_callchains);
+		ret = poll(&pfd, 1, timeout);
+		if (ret < 0 && errno != EINTR) {
+			p_err("poll the stream of VM %s: %s", rc->vm.label, strerror(errno));
+			return PVPROF_DATA_STOP_ERROR;
+		}
+		if (ret <= 0)
+			continue;
+		ret = read_once(rc);
+		if (ret == -1)
+			return PVPROF_DATA_STOP_ERROR;
+		if (ret == -2)
+			return PVPROF_DATA_STOP_EOF;
+	}
+}
+
+/*
+ * After sampling stopped: read until the stream stays empty for
+ * DRAIN_QUIET_MS (records answering the last notices arrive at the vCPUs'
+ * next entries), at most DRAIN_MAX_MS.  A VM that someone else keeps
+ * sampling never goes quiet: then only what is queued now is read.
+ */
+static int drain(struct recorder *rc, bool sampling_stopped)
+{
+	struct pollfd pfd = { .fd = rc->stream_fd, .events = POLLIN };
+	uint64_t end = clock_ns(CLOCK_MONOTONIC) + DRAIN_MAX_MS * 1000000ULL;
+	int flags = fcntl(rc->stream_fd, F_GETFL);
+
+	if (flags < 0 || fcntl(rc->stream_fd, F_SETFL, flags | O_NONBLOCK)) {
+		p_err("stream of VM %s: cannot make it non-blocking: %s",
+		      rc->vm.label, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		int ret;
+
+		do {
+			ret = read_once(rc);
+		} while (ret == 1 && clock_ns(CLOCK_MONOTONIC) < end);
+		if (ret == -1)
+			return -1;
+		if (ret == -2 || !sampling_stopped || clock_ns(CLOCK_MONOTONIC) >= end)
+			return 0;
+		/* A second signal ends the drain at once. */
+		if (stop_signal)
+			return 0;
+		ret = poll(&pfd, 1, DRAIN_QUIET_MS);
+		if (ret == 0)
+			return 0;
+		if (ret < 0 && errno != EINTR) {
+			p_err("poll the stream of VM %s: %s", rc->vm.label, strerror(errno));
+			return -1;
+		}
+	}
+}
+
+static int record_run(struct recorder *rc)
+{
+	struct pvprof_ctl_status ctl;
+	struct pvprof_vcpu_status *vcpus;
+	uint32_t nr, stop;
+	bool was_enabled;
+	int ret, ret2;
+
+	ret = fetch_status(&rc->vm, &ctl, &vcpus, &nr);
+	free(vcpus);
+	if (ret)
+		return ret;
+	was_enabled = ctl.flags & PVPROF_STATUS_F_ENABLED;
+	if (was_enabled && (rc->args.freq_given || rc->args.event_given)) {
+		p_err_hint("record as it is sampled, or 'disable' it first",
+			   "record VM %s: it is sampled already (%s); -F and -e apply only when record enables sampling",
+			   rc->vm.label, event_name(ctl.event) ? event_name(ctl.event) : "unknown event");
+		return EXIT_USAGE;
+	}
+	if (recording_writer_open(&rc->w, rc->args.output))
+		return EXIT_FAILED;
+	catch_stop_signals();
+	if (!was_enabled) {
+		ret = enable_sampling(rc);
+		if (ret)
+			goto abort_file;
+	}
+	ret = open_stream(rc);
+	if (ret)
+		goto restore;
+	rc->start_ns = clock_ns(CLOCK_MONOTONIC);
+	/* The configuration in force, with the defaults the host resolved. */
+	ret = fetch_status(&rc->vm, &ctl, &vcpus, &nr);
+	if (!ret)
+		ret = write_identity(rc, &ctl, was_enabled);
+	if (!ret && recording_write_status(&rc->w, PVPROF_DATA_STATUS_START, &ctl,
+					   vcpus, nr))
+		ret = EXIT_FAILED;
+	free(vcpus);
+	if (ret)
+		goto close_stream;
+
+	stop = record_loop(rc);
+	if (rc->progress)
+		fputc('\n', stderr);
+	/* From here on, a signal only cuts the drain short. */
+	stop_signal = 0;
+	ret = restore_sampling(rc);
+	if (stop != PVPROF_DATA_STOP_ERROR && stop != PVPROF_DATA_STOP_EOF &&
+	    drain(rc, !was_enabled))
+		stop = PVPROF_DATA_STOP_ERROR;
+	/* Our VM fd keeps the VM's pvprof state: its final counters. */
+	if (write_status(rc, PVPROF_DATA_STATUS_END, &ctl))
+		ret = EXIT_FAILED;
+	ret2 = recording_writer_finish(&rc->w, stop, clock_ns(CLOCK_MONOTONIC));
+	close(rc->stream_fd);
+	if (ret2)
+		return EXIT_FAILED;
+	fprintf(stderr, "recorded %" PRIu64 " records, %" PRIu64 " losses, %" PRIu64
+		" sideband bytes to %s\n", rc->counts.callchains, rc->counts.losses,
+		rc->counts.sideband_bytes, rc->args.output);
+	if (stop == PVPROF_DATA_STOP_ERROR)
+		return EXIT_FAILED;
+	return ret;
+
+close_stream:
+	close(rc->stream_fd);
+restore:
+	restore_sampling(rc);
+abort_file:
+	recording_writer_abort(&rc->w);
+	return ret ? ret : EXIT_FAILED;
+}
+
+int do_record(int argc, char **argv)
+{
+	struct recorder rc = { .stream_fd = -1 };
+	bool helped;
+	int ret;
+
+	ret = record_parse(argc, argv, &rc.args, &helped);
+	if (ret || helped)
+		return ret;
+	rc.buf = malloc(RECORD_BUF_SIZE);
+	if (!rc.buf) {
+		p_err("out of memory for the read buffer");
+		return EXIT_FAILED;
+	}
+	rc.progress = isatty(STDERR_FILENO);
+	ret = vm_session__open(&rc.vm, rc.args.vm);
+	if (!ret) {
+		ret = record_run(&rc);
+		vm_session__close(&rc.vm);
+	}
+	free(rc.buf);
+	return ret;
+}

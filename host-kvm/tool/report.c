@@ -1,0 +1,1088 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-pvprof report: the profile of a recording (doc/kvm-pvprof-report.8).
+ *
+ * One walk over the stream feeds sideband messages to the resolver in
+ * stream order, symbolizes every frame of the samples that pass the
+ * filters, and builds a call tree (root, command, outermost frame ...
+ * innermost frame) and a function table.  The writers then print the
+ * header totals, the top functions, the call graph, folded stacks or an
+ * SVG flame graph from them.  A record's frames are kernel frames first,
+ * innermost first, then user frames innermost first (spec 9.1): the tree
+ * puts user code nearer the root and the kernel path above it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/host.h"
+#include "main.h"
+#include "recording.h"
+#include "report.h"
+
+#define REPORT_DEFAULT_INPUT	"pvprof.data"
+#define REPORT_DEFAULT_LIMIT	50
+/* The call graph leaves out subtrees below this share, in per mille. */
+#define CALLGRAPH_MIN_PERMILLE	5
+#define LABEL_SIZE		(REPORT_NAME_MAX + 32)
+
+/* ------------------------------------------------------------------ */
+/* Interned strings                                                    */
+/* ------------------------------------------------------------------ */
+
+struct profile_strings {
+	char **slots;
+	uint32_t size;			/* power of two */
+	uint32_t used;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ULL;
+	return h;
+}
+
+static int strings_grow(struct profile_strings *t)
+{
+	uint32_t size = t->size ? t->size * 2 : 1024, i;
+	char **slots = calloc(size, sizeof(*slots));
+
+	if (!slots)
+		return -1;
+	for (i = 0; i < t->size; i++) {
+		uint64_t h;
+
+		if (!t->slots[i])
+			continue;
+		h = hash_bytes(t->slots[i], strlen(t->slots[i]), 0xcbf29ce484222325ULL);
+		while (slots[h & (size - 1)])
+			h++;
+		slots[h & (size - 1)] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->size = size;
+	return 0;
+}
+
+/* One copy of each string; the same text gives the same pointer. */
+static const char *intern(struct profile *p, const char *s)
+{
+	struct profile_strings *t = p->strings;
+	uint64_t h;
+
+	if (!s)
+		return NULL;
+	if ((t->used + 1) * 2 > t->size && strings_grow(t))
+		return NULL;
+	h = hash_bytes(s, strlen(s), 0xcbf29ce484222325ULL);
+	for (;; h++) {
+		char **slot = &t->slots[h & (t->size - 1)];
+
+		if (!*slot) {
+			*slot = strdup(s);
+			if (!*slot)
+				return NULL;
+			t->used++;
+			return *slot;
+		}
+		if (!strcmp(*slot, s))
+			return *slot;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The tree and the function table                                     */
+/* ------------------------------------------------------------------ */
+
+static int node_child(struct profile *p, uint32_t parent, const char *name,
+		      uint32_t kind, uint32_t *out)
+{
+	struct profile_node *n;
+	uint32_t i;
+
+	for (i = p->nodes[parent].child; i; i = p->nodes[i].sibling) {
+		if (p->nodes[i].name == name && p->nodes[i].kind == kind) {
+			*out = i;
+			return 0;
+		}
+	}
+	if (p->nr_nodes == p->cap_nodes) {
+		uint32_t cap = p->cap_nodes * 2;
+
+		n = realloc(p->nodes, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		p->nodes = n;
+		p->cap_nodes = cap;
+	}
+	i = p->nr_nodes++;
+	n = &p->nodes[i];
+	memset(n, 0, sizeof(*n));
+	n->name = name;
+	n->kind = kind;
+	n->sibling = p->nodes[parent].child;
+	p->nodes[parent].child = i;
+	*out = i;
+	return 0;
+}
+
+static uint64_t func_hash(const char *name, uint32_t kind, const char *dso)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	h = hash_bytes(&name, sizeof(name), h);
+	h = hash_bytes(&kind, sizeof(kind), h);
+	return hash_bytes(&dso, sizeof(dso), h);
+}
+
+static int func_index_grow(struct profile *p)
+{
+	uint32_t size = p->func_index_size ? p->func_index_size * 2 : 1024, i;
+	uint32_t *index = calloc(size, sizeof(*index));
+
+	if (!index)
+		return -1;
+	for (i = 0; i < p->nr_funcs; i++) {
+		const struct profile_func *fn = &p->funcs[i];
+		uint64_t h = func_hash(fn->name, fn->kind, fn->dso);
+
+		while (index[h & (size - 1)])
+			h++;
+		index[h & (size - 1)] = i + 1;
+	}
+	free(p->func_index);
+	p->func_index = index;
+	p->func_index_size = size;
+	return 0;
+}
+
+static struct profile_func *func_get(struct profile *p, const char *name,
+				     uint32_t kind, const char *dso)
+{
+	struct profile_func *fn;
+	uint64_t h;
+
+	if ((p->nr_funcs + 1) * 2 > p->func_index_size && func_index_grow(p))
+		return NULL;
+	for (h = func_hash(name, kind, dso);; h++) {
+		uint32_t *slot = &p->func_index[h & (p->func_index_size - 1)];
+
+		if (!*slot)
+			break;
+		fn = &p->funcs[*slot - 1];
+		if (fn->name == name && fn->kind == kind && fn->dso == dso)
+			return fn;
+	}
+	if (p->nr_funcs == p->cap_funcs) {
+		uint32_t cap = p->cap_funcs ? p->cap_funcs * 2 : 256;
+
+		fn = realloc(p->funcs, cap * sizeof(*fn));
+		if (!fn)
+			return NULL;
+		p->funcs = fn;
+		p->cap_funcs = cap;
+	}
+	fn = &p->funcs[p->nr_funcs++];
+	memset(fn, 0, sizeof(*fn));
+	fn->name = name;
+	fn->kind = kind;
+	fn->dso = dso;
+	p->func_index[h & (p->func_index_size - 1)] = p->nr_funcs;
+	return fn;
+}
+
+/**
+ * frame_label() - how a frame is named in every output but perf script
+ * @sym: what the resolver knows
+ * @addr: the frame's address
+ * @buf: room for the label
+ * @size: its size, at least LABEL_SIZE
+ *
+ * Return: the symbol, else "DSO+0xOFFSET", else "0xADDRESS"; unescaped.
+ */
+const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
+			size_t size)
+{
+	if (sym->symbol)
+		return sym->symbol;
+	if (sym->dso)
+		snprintf(buf, size, "%.*s+0x%" PRIx64, REPORT_NAME_MAX, sym->dso,
+			 sym->offset);
+	else
+		snprintf(buf, size, "0x%" PRIx64, addr);
+	return buf;
+}
+
+/**
+ * sample_comm() - the command name a sample is shown under
+ * @res: the resolver, or NULL
+ * @pid: the guest pid
+ * @exec_gen: its exec generation
+ * @buf: room for a made-up name
+ * @size: its size
+ *
+ * Return: the guest's name for the process; "swapper" for pid 0 (idle)
+ * like perf; ":PID" when unknown.  Unescaped.
+ */
+const char *sample_comm(const struct report_resolver *res, uint32_t pid,
+			uint32_t exec_gen, char *buf, size_t size)
+{
+	const char *comm = res && res->comm ? res->comm(res->ctx, pid, exec_gen) : NULL;
+
+	if (comm)
+		return comm;
+	if (!pid)
+		return "swapper";
+	snprintf(buf, size, ":%u", pid);
+	return buf;
+}
+
+static void resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
+		    uint32_t exec_gen, uint64_t addr, struct report_sym *sym)
+{
+	sym->symbol = NULL;
+	sym->dso = NULL;
+	sym->offset = addr;
+	if (res && res->resolve)
+		res->resolve(res->ctx, kernel, pid, exec_gen, addr, sym);
+}
+
+struct build_ctx {
+	struct profile *p;
+	const struct report_filter *f;
+	const struct report_resolver *res;
+	int error;
+};
+
+/* Which frames of a sample count: [*first, *end). */
+static void frame_range(const struct pvprof_st_view *v, uint32_t flags,
+			uint32_t *first, uint32_t *end)
+{
+	uint32_t nr_kernel = v->u.callchain.rec.nr_kernel;
+
+	*first = 0;
+	*end = v->nr_frames;
+	if (flags & REPORT_F_KERNEL_ONLY)
+		*end = nr_kernel;
+	if (flags & REPORT_F_USER_ONLY)
+		*first = nr_kernel;
+}
+
+static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
+{
+	const struct pvprof_record *rec = &v->u.callchain.rec;
+	struct profile *p = c->p;
+	char comm_buf[16], label_buf[LABEL_SIZE];
+	uint32_t first, end, node, i;
+	const char *comm;
+
+	if (c->f->vcpu >= 0 && v->hdr.vcpu_id != (uint64_t)c->f->vcpu)
+		return 0;
+	if (c->f->pid >= 0 && rec->pid != (uint64_t)c->f->pid)
+		return 0;
+	comm = sample_comm(c->res, rec->pid, rec->exec_gen, comm_buf, sizeof(comm_buf));
+	if (c->f->comm && strcmp(comm, c->f->comm))
+		return 0;
+	frame_range(v, c->f->flags, &first, &end);
+	if ((c->f->flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY)) && first == end)
+		return 0;
+
+	p->stats.samples++;
+	comm = intern(p, comm);
+	if (!comm || node_child(p, 0, comm, PROFILE_KIND_COMM, &node))
+		return -1;
+	p->nodes[0].total++;
+	p->nodes[node].total++;
+	/* Outermost first: user frames from the last, then kernel frames. */
+	for (i = end; i-- > first;) {
+		bool kernel = i < rec->nr_kernel;
+		uint32_t kind = kernel ? PROFILE_KIND_KERNEL : PROFILE_KIND_USER;
+		struct profile_func *fn;
+		struct report_sym sym;
+		const char *name, *dso;
+
+		resolve(c->res, kernel, rec->pid, rec->exec_gen, pvprof_st_frame(v, i), &sym);
+		p->stats.frames++;
+		p->stats.unsymbolized += !sym.symbol;
+		name = intern(p, frame_label(&sym, pvprof_st_frame(v, i), label_buf,
+					     sizeof(label_buf)));
+		dso = sym.dso ? intern(p, sym.dso) : NULL;
+		if (!name || (sym.dso && !dso) ||
+		    node_child(p, node, name, kind, &node))
+			return -1;
+		p->nodes[node].total++;
+		fn = func_get(p, name, kind, dso);
+		if (!fn)
+			return -1;
+		if (fn->last_sample != p->stats.samples) {
+			fn->last_sample = p->stats.samples;
+			fn->total++;
+		}
+		if (i == first)
+			fn->self++;
+	}
+	p->nodes[node].self++;
+	return 0;
+}
+
+static int build_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+{
+	struct build_ctx *c = opaque;
+	struct report_stats *s = &c->p->stats;
+	uint32_t flags;
+
+	(void)off;
+	s->records++;
+	switch (v->hdr.type) {
+	case PVPROF_ST_HELLO:
+		s->nr_vcpus = v->u.hello.nr_vcpus;
+		return 0;
+	case PVPROF_ST_LOSS:
+		s->losses[v->u.loss.reason] += v->u.loss.count;
+		return 0;
+	case PVPROF_ST_VCPU:
+		s->vcpu_events[v->u.vcpu.event]++;
+		return 0;
+	case PVPROF_ST_SIDEBAND:
+		s->sideband++;
+		s->sideband_bytes += v->sb_len;
+		if (c->res && c->res->sideband &&
+		    c->res->sideband(c->res->ctx, v->sb_msg, v->sb_len) < 0)
+			s->sideband_rejected++;
+		return 0;
+	case PVPROF_ST_CALLCHAIN:
+		break;
+	default:
+		s->unknown++;
+		return 0;
+	}
+	flags = v->u.callchain.rec.flags;
+	s->callchains++;
+	s->user_mode += !!(flags & PVPROF_REC_F_USER);
+	s->stale += !!(flags & PVPROF_REC_F_STALE);
+	s->skewed += !!(flags & PVPROF_REC_F_SKEWED);
+	s->truncated += !!(flags & PVPROF_REC_F_TRUNCATED);
+	s->empty += !v->nr_frames;
+	if (!s->first_ns)
+		s->first_ns = v->hdr.host_time_ns;
+	s->last_ns = v->hdr.host_time_ns;
+	if (add_sample(c, v)) {
+		c->error = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+static const struct profile_node *sort_nodes;
+
+static int node_cmp(const void *a, const void *b)
+{
+	const struct profile_node *x = &sort_nodes[*(const uint32_t *)a];
+	const struct profile_node *y = &sort_nodes[*(const uint32_t *)b];
+	int r = strcmp(x->name, y->name);
+
+	if (r)
+		return r;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* Children in name order, so that every writer's output is deterministic. */
+static int sort_children(struct profile *p)
+{
+	uint32_t *tmp = malloc(p->nr_nodes * sizeof(*tmp));
+	uint32_t n, i, k;
+
+	if (!tmp)
+		return -1;
+	sort_nodes = p->nodes;
+	for (n = 0; n < p->nr_nodes; n++) {
+		k = 0;
+		for (i = p->nodes[n].child; i; i = p->nodes[i].sibling)
+			tmp[k++] = i;
+		if (k < 2)
+			continue;
+		qsort(tmp, k, sizeof(*tmp), node_cmp);
+		p->nodes[n].child = tmp[0];
+		for (i = 0; i + 1 < k; i++)
+			p->nodes[tmp[i]].sibling = tmp[i + 1];
+		p->nodes[tmp[k - 1]].sibling = 0;
+	}
+	free(tmp);
+	return 0;
+}
+
+/**
+ * profile_build() - the profile of a recording
+ * @p: filled; free with profile_free() whatever the result
+ * @r: a parsed recording
+ * @f: the filters
+ * @res: the resolver, or NULL for raw addresses
+ *
+ * Return: 0, or -1 out of memory (printed).
+ */
+int profile_build(struct profile *p, const struct recording *r,
+		  const struct report_filter *f, const struct report_resolver *res)
+{
+	struct build_ctx c = { .p = p, .f = f, .res = res };
+
+	memset(p, 0, sizeof(*p));
+	p->strings = calloc(1, sizeof(*p->strings));
+	p->nodes = calloc(1024, sizeof(*p->nodes));
+	if (!p->strings || !p->nodes)
+		goto oom;
+	p->cap_nodes = 1024;
+	p->nr_nodes = 1;
+	p->nodes[0].name = "all";
+	if (recording_for_each(r, build_record, &c) || sort_children(p))
+		goto oom;
+	return 0;
+oom:
+	p_err("out of memory building the profile");
+	return -1;
+}
+
+/**
+ * profile_free() - release a profile
+ * @p: the profile
+ */
+void profile_free(struct profile *p)
+{
+	uint32_t i;
+
+	if (p->strings) {
+		for (i = 0; i < p->strings->size; i++)
+			free(p->strings->slots[i]);
+		free(p->strings->slots);
+		free(p->strings);
+	}
+	free(p->nodes);
+	free(p->funcs);
+	free(p->func_index);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ------------------------------------------------------------------ */
+/* Writers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* A NUL-padded string field of the file, which may lack its NUL. */
+static const char *field_str(const char *field, size_t size, char *buf)
+{
+	memcpy(buf, field, size);
+	buf[size] = '\0';
+	return buf;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void write_config(FILE *f, const struct pvprof_data_vm *vm)
+{
+	const char *ev = event_name(vm->event);
+
+	if (ev)
+		fprintf(f, "%s", ev);
+	else
+		fprintf(f, "event %u", vm->event);
+	if (vm->sample_freq)
+		fprintf(f, " at %" PRIu64 " Hz", vm->sample_freq);
+	else
+		fprintf(f, " every %" PRIu64 " %s", vm->sample_period,
+			vm->event == PVPROF_EVENT_CPU_CLOCK ? "ns" : "events");
+}
+
+static void write_host_counters(FILE *f, const struct recording_status *st)
+{
+	uint64_t samples = 0, notices = 0, records = 0, nmis = 0, lost = 0;
+	struct pvprof_vcpu_status v;
+	uint32_t i;
+
+	for (i = 0; i < st->hdr.nr_vcpus; i++) {
+		recording_vcpu(st, i, &v);
+		samples += v.samples;
+		notices += v.notices;
+		records += v.records;
+		nmis += v.nmis;
+	}
+	for (i = 0; i < PVPROF_LOSS_NR; i++)
+		lost += st->hdr.ctl.losses[i];
+	fprintf(f, "samples %" PRIu64 ", notices %" PRIu64 ", records %" PRIu64
+		", NMIs %" PRIu64 ", losses %" PRIu64 ", sideband bytes %" PRIu64
+		", refused %" PRIu64 "\n", samples, notices, records, nmis, lost,
+		(uint64_t)st->hdr.ctl.sideband_bytes,
+		(uint64_t)st->hdr.ctl.sideband_refused);
+}
+
+/**
+ * report_write_header() - the totals every report starts with
+ * @f: output
+ * @path: the recording's name
+ * @r: the recording
+ * @p: its profile
+ * @flt: the filters in force
+ *
+ * Return: 0, or -1 on an output error.
+ */
+int report_write_header(FILE *f, const char *path, const struct recording *r,
+			const struct profile *p, const struct report_filter *flt)
+{
+	const struct report_stats *s = &p->stats;
+	char buf[320], esc[REPORT_ESC_SIZE];
+	uint64_t lost = 0;
+	time_t t;
+	struct tm tm;
+	int i;
+
+	fprintf(f, "# pvprof report of %s\n", esc_text(path, esc));
+	fprintf(f, "# host: %s", esc_text(field_str(r->host.hostname,
+						   sizeof(r->host.hostname), buf), esc));
+	fprintf(f, " (Linux %s", esc_text(field_str(r->host.release,
+						    sizeof(r->host.release), buf), esc));
+	fprintf(f, " %s)", esc_text(field_str(r->host.machine,
+					      sizeof(r->host.machine), buf), esc));
+	fprintf(f, ", kvm-pvprof %s\n", esc_text(field_str(r->host.tool_version,
+						     sizeof(r->host.tool_version), buf), esc));
+	fprintf(f, "# VM: pid %u fd %d (%s)", r->vm.vmm_pid, r->vm.vmm_fd,
+		esc_text(field_str(r->vm.comm, sizeof(r->vm.comm), buf), esc));
+	if (r->vm.domain[0])
+		fprintf(f, " domain %s", esc_text(field_str(r->vm.domain,
+						  sizeof(r->vm.domain), buf), esc));
+	fprintf(f, ", %u vCPUs, ", s->nr_vcpus);
+	write_config(f, &r->vm);
+	fprintf(f, "%s\n", r->vm.flags & PVPROF_DATA_VM_F_ENABLED_BY_US ?
+		", enabled by record" : ", enabled before record");
+	t = (time_t)(r->host.start_realtime_ns / 1000000000ULL);
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fprintf(f, "# recorded: %s", buf);
+	if (r->has_end)
+		fprintf(f, ", %.2f s, stopped: %s\n",
+			(double)(r->end.end_monotonic_ns - r->host.start_monotonic_ns) / 1e9,
+			recording_stop_name(r->end.stop_reason));
+	else
+		fprintf(f, "; WARNING: the recording was not closed cleanly (no END section)\n");
+	fprintf(f, "# records: %" PRIu64 " (%" PRIu64 " bytes of stream), callchains: %"
+		PRIu64 " (%" PRIu64 " in user mode, %" PRIu64 " without frames)\n",
+		s->records, r->stream_bytes, s->callchains, s->user_mode, s->empty);
+	fprintf(f, "# stale: %" PRIu64 ", skewed: %" PRIu64 ", truncated: %" PRIu64 "\n",
+		s->stale, s->skewed, s->truncated);
+	for (i = 0; i < PVPROF_LOSS_NR; i++)
+		lost += s->losses[i];
+	fprintf(f, "# losses: %" PRIu64, lost);
+	for (i = 0; i < PVPROF_LOSS_NR; i++)
+		fprintf(f, "%s%s %" PRIu64, i ? ", " : " (", pvprof_loss_name(i), s->losses[i]);
+	fprintf(f, ")\n");
+	fprintf(f, "# vCPU events: registered %" PRIu64 ", unregistered %" PRIu64
+		", dropped %" PRIu64 "; unknown records skipped: %" PRIu64 "\n",
+		s->vcpu_events[PVPROF_VCPU_REGISTERED], s->vcpu_events[PVPROF_VCPU_UNREGISTERED],
+		s->vcpu_events[PVPROF_VCPU_DROPPED], s->unknown);
+	fprintf(f, "# sideband: %" PRIu64 " messages (%" PRIu64 " bytes), %" PRIu64
+		" rejected\n", s->sideband, s->sideband_bytes, s->sideband_rejected);
+	fprintf(f, "# samples shown: %" PRIu64 ", frames: %" PRIu64
+		", unsymbolized frames: %" PRIu64 "\n", s->samples, s->frames,
+		s->unsymbolized);
+	if (flt->vcpu >= 0 || flt->pid >= 0 || flt->comm || flt->flags) {
+		fprintf(f, "# filters:");
+		if (flt->vcpu >= 0)
+			fprintf(f, " vcpu %" PRId64, flt->vcpu);
+		if (flt->pid >= 0)
+			fprintf(f, " pid %" PRId64, flt->pid);
+		if (flt->comm)
+			fprintf(f, " comm %s", esc_text(flt->comm, esc));
+		if (flt->flags & REPORT_F_KERNEL_ONLY)
+			fprintf(f, " kernel frames only");
+		if (flt->flags & REPORT_F_USER_ONLY)
+			fprintf(f, " user frames only");
+		fprintf(f, "\n");
+	}
+	if (r->start.present) {
+		fprintf(f, "# host counters at start: ");
+		write_host_counters(f, &r->start);
+	}
+	if (r->end_status.present) {
+		fprintf(f, "# host counters at end:   ");
+		write_host_counters(f, &r->end_status);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+static const struct profile_func *sort_funcs;
+static enum report_sort sort_key;
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct profile_func *x = &sort_funcs[*(const uint32_t *)a];
+	const struct profile_func *y = &sort_funcs[*(const uint32_t *)b];
+	uint64_t x1 = sort_key == REPORT_SORT_SELF ? x->self : x->total;
+	uint64_t y1 = sort_key == REPORT_SORT_SELF ? y->self : y->total;
+	uint64_t x2 = sort_key == REPORT_SORT_SELF ? x->total : x->self;
+	uint64_t y2 = sort_key == REPORT_SORT_SELF ? y->total : y->self;
+	int r;
+
+	if (x1 != y1)
+		return x1 < y1 ? 1 : -1;
+	if (x2 != y2)
+		return x2 < y2 ? 1 : -1;
+	r = strcmp(x->name, y->name);
+	if (r)
+		return r;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->dso ? x->dso : "", y->dso ? y->dso : "");
+}
+
+/**
+ * report_write_top() - the functions with the most samples
+ * @f: output
+ * @p: the profile
+ * @sort: by self or by total samples
+ * @limit: lines at most, 0 for all
+ *
+ * Return: 0, or -1 on an output error or out of memory.
+ */
+int report_write_top(FILE *f, const struct profile *p, enum report_sort sort,
+		     uint64_t limit)
+{
+	char esc[REPORT_ESC_SIZE], esc_dso[REPORT_ESC_SIZE];
+	uint32_t *order, i;
+
+	order = malloc((p->nr_funcs + 1) * sizeof(*order));
+	if (!order) {
+		p_err("out of memory sorting %u functions", p->nr_funcs);
+		return -1;
+	}
+	for (i = 0; i < p->nr_funcs; i++)
+		order[i] = i;
+	sort_funcs = p->funcs;
+	sort_key = sort;
+	qsort(order, p->nr_funcs, sizeof(*order), func_cmp);
+	fprintf(f, "#\n# top functions by %s samples%s\n#\n",
+		sort == REPORT_SORT_SELF ? "self" : "total",
+		limit && limit < p->nr_funcs ? "" : " (all)");
+	fprintf(f, "#   Self%%   Total%%      Self     Total  Mode    Function  (DSO)\n");
+	for (i = 0; i < p->nr_funcs && (!limit || i < limit); i++) {
+		const struct profile_func *fn = &p->funcs[order[i]];
+
+		fprintf(f, "%8.2f%% %7.2f%% %9" PRIu64 " %9" PRIu64 "  %-6s  %s",
+			pct(fn->self, p->stats.samples), pct(fn->total, p->stats.samples),
+			fn->self, fn->total,
+			fn->kind == PROFILE_KIND_KERNEL ? "kernel" : "user",
+			esc_text(fn->name, esc));
+		if (fn->dso)
+			fprintf(f, "  (%s)", esc_text(fn->dso, esc_dso));
+		fputc('\n', f);
+	}
+	if (limit && p->nr_funcs > limit)
+		fprintf(f, "# ... %" PRIu64 " more functions (--limit 0 shows all)\n",
+			p->nr_funcs - limit);
+	free(order);
+	return ferror(f) ? -1 : 0;
+}
+
+struct callgraph_walk {
+	FILE *f;
+	const struct profile *p;
+	uint64_t hidden;
+};
+
+static const struct profile_node *cg_nodes;
+
+static int cg_cmp(const void *a, const void *b)
+{
+	const struct profile_node *x = &cg_nodes[*(const uint32_t *)a];
+	const struct profile_node *y = &cg_nodes[*(const uint32_t *)b];
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return node_cmp(a, b);
+}
+
+static int callgraph_node(struct callgraph_walk *w, uint32_t n, unsigned int depth)
+{
+	const struct profile *p = w->p;
+	char esc[REPORT_ESC_SIZE];
+	uint32_t *kids, nr = 0, i;
+
+	fprintf(w->f, "%8.2f%% %7.2f%%  %*s%s%s\n", pct(p->nodes[n].total, p->stats.samples),
+		pct(p->nodes[n].self, p->stats.samples), (int)(2 * depth), "",
+		esc_text(p->nodes[n].name, esc),
+		p->nodes[n].kind == PROFILE_KIND_KERNEL ? " [k]" :
+		p->nodes[n].kind == PROFILE_KIND_USER ? " [u]" : "");
+	for (i = p->nodes[n].child; i; i = p->nodes[i].sibling)
+		nr++;
+	if (!nr)
+		return 0;
+	kids = malloc(nr * sizeof(*kids));
+	if (!kids)
+		return -1;
+	nr = 0;
+	for (i = p->nodes[n].child; i; i = p->nodes[i].sibling)
+		kids[nr++] = i;
+	cg_nodes = p->nodes;
+	sort_nodes = p->nodes;
+	qsort(kids, nr, sizeof(*kids), cg_cmp);
+	for (i = 0; i < nr; i++) {
+		if (p->nodes[kids[i]].total * 1000 <
+		    (uint64_t)CALLGRAPH_MIN_PERMILLE * p->stats.samples) {
+			w->hidden++;
+			continue;
+		}
+		if (callgraph_node(w, kids[i], depth + 1)) {
+			free(kids);
+			return -1;
+		}
+	}
+	free(kids);
+	return 0;
+}
+
+/**
+ * report_write_callgraph() - the call tree, callers above callees
+ * @f: output
+ * @p: the profile
+ *
+ * Children are ordered by samples; subtrees under 0.5% are left out and
+ * counted.
+ * Return: 0, or -1 on an output error or out of memory.
+ */
+int report_write_callgraph(FILE *f, const struct profile *p)
+{
+	struct callgraph_walk w = { .f = f, .p = p };
+
+	fprintf(f, "#\n# call graph: command, then callers above callees; [k] kernel, [u] user\n#\n");
+	fprintf(f, "#  Total%%   Self%%  Function\n");
+	if (callgraph_node(&w, 0, 0)) {
+		p_err("out of memory writing the call graph");
+		return -1;
+	}
+	if (w.hidden)
+		fprintf(f, "# %" PRIu64 " subtrees below %d.%d%% not shown\n", w.hidden,
+			CALLGRAPH_MIN_PERMILLE / 10, CALLGRAPH_MIN_PERMILLE % 10);
+	return ferror(f) ? -1 : 0;
+}
+
+/**
+ * report_write_folded() - FlameGraph's folded stacks
+ * @f: output
+ * @p: the profile
+ *
+ * One line per distinct stack: "comm;outer;...;inner COUNT", frames escaped
+ * so that none holds ';' or a line break, stacks in name order.
+ * Return: 0, or -1 on an output error or out of memory.
+ */
+int report_write_folded(FILE *f, const struct profile *p)
+{
+	/* Depth: root, command, PVPROF_MAX_DEPTH frames. */
+	uint32_t path[PVPROF_MAX_DEPTH + 2], next[PVPROF_MAX_DEPTH + 2];
+	char esc[REPORT_ESC_SIZE];
+	int depth = 0, i;
+
+	path[0] = 0;
+	next[0] = p->nodes[0].child;
+	while (depth >= 0) {
+		uint32_t n = next[depth];
+
+		if (!n) {
+			depth--;
+			continue;
+		}
+		next[depth] = p->nodes[n].sibling;
+		path[++depth] = n;
+		next[depth] = p->nodes[n].child;
+		if (!p->nodes[n].self)
+			continue;
+		for (i = 1; i <= depth; i++)
+			fprintf(f, "%s%s", i > 1 ? ";" : "", esc_folded(p->nodes[path[i]].name, esc));
+		fprintf(f, " %" PRIu64 "\n", p->nodes[n].self);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The command                                                         */
+/* ------------------------------------------------------------------ */
+
+enum {
+	OPT_SORT = 256,
+	OPT_CALLGRAPH,
+	OPT_FOLDED,
+	OPT_FLAMEGRAPH,
+	OPT_VCPU,
+	OPT_PID,
+	OPT_COMM,
+	OPT_KERNEL,
+	OPT_USER,
+	OPT_LIMIT,
+};
+
+struct report_args {
+	const char *input;
+	enum report_sort sort;
+	bool callgraph, folded;
+	const char *flamegraph;
+	uint64_t limit;
+	struct report_filter filter;
+};
+
+static int report_help(void)
+{
+	printf("Usage: %1$s " USAGE_REPORT "\n"
+	       "       %1$s report help\n"
+	       "\n"
+	       "Show the profile in a recording made by '%1$s record'. The header gives\n"
+	       "the recording's totals: records, callchains, stale, skewed and truncated\n"
+	       "ones, losses by reason, sideband messages and rejected ones, and frames\n"
+	       "left unsymbolized. Then the top functions, or the chosen view.\n"
+	       "\n"
+	       "  -i FILE           the recording (default %2$s)\n"
+	       "  --sort self|total order functions by their own samples (default) or\n"
+	       "                    by the samples they appear in\n"
+	       "  --callgraph       the call tree instead of the function list\n"
+	       "  --folded          FlameGraph's folded stacks on stdout (the header goes\n"
+	       "                    to stderr)\n"
+	       "  --flamegraph OUT.svg  also write an SVG flame graph (no script in it)\n"
+	       "  --vcpu N          only samples of vCPU N\n"
+	       "  --pid PID         only samples of guest process PID\n"
+	       "  --comm NAME       only samples of processes named NAME\n"
+	       "  --kernel          only kernel frames (samples without any are left out)\n"
+	       "  --user            only user frames (samples without any are left out)\n"
+	       "  --limit N         functions listed, 0 for all (default %3$d)\n"
+	       "\n"
+	       "Strings from the guest are escaped: bytes other than printable ASCII\n"
+	       "show as \\xHH, names longer than %4$d bytes are cut and end in '...'.\n",
+	       bin_name, REPORT_DEFAULT_INPUT, REPORT_DEFAULT_LIMIT, REPORT_NAME_MAX);
+	return EXIT_OK;
+}
+
+static int report_parse(int argc, char **argv, struct report_args *a, bool *helped)
+{
+	static const struct option opts[] = {
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+		{ "vcpu", required_argument, NULL, OPT_VCPU },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "user", no_argument, NULL, OPT_USER },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t v;
+	int opt, ret;
+
+	*helped = false;
+	a->input = REPORT_DEFAULT_INPUT;
+	a->limit = REPORT_DEFAULT_LIMIT;
+	a->filter.vcpu = -1;
+	a->filter.pid = -1;
+	opterr = 0;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+		ret = EXIT_OK;
+		switch (opt) {
+		case 'i':
+			a->input = optarg;
+			break;
+		case OPT_SORT:
+			if (!strcmp(optarg, "self"))
+				a->sort = REPORT_SORT_SELF;
+			else if (!strcmp(optarg, "total"))
+				a->sort = REPORT_SORT_TOTAL;
+			else
+				return usage_err("--sort: expected 'self' or 'total', got: '%s'",
+						 optarg);
+			break;
+		case OPT_CALLGRAPH:
+			a->callgraph = true;
+			break;
+		case OPT_FOLDED:
+			a->folded = true;
+			break;
+		case OPT_FLAMEGRAPH:
+			a->flamegraph = optarg;
+			break;
+		case OPT_VCPU:
+			ret = parse_u64("--vcpu", optarg, 0, UINT32_MAX, &v);
+			a->filter.vcpu = (int64_t)v;
+			break;
+		case OPT_PID:
+			ret = parse_u64("--pid", optarg, 0, UINT32_MAX, &v);
+			a->filter.pid = (int64_t)v;
+			break;
+		case OPT_COMM:
+			a->filter.comm = optarg;
+			break;
+		case OPT_KERNEL:
+			a->filter.flags |= REPORT_F_KERNEL_ONLY;
+			break;
+		case OPT_USER:
+			a->filter.flags |= REPORT_F_USER_ONLY;
+			break;
+		case OPT_LIMIT:
+			ret = parse_u64("--limit", optarg, 0, UINT32_MAX, &a->limit);
+			break;
+		case 'h':
+			*helped = true;
+			return report_help();
+		default:
+			return option_err(opt, argv);
+		}
+		if (ret)
+			return ret;
+	}
+	if (optind < argc && !strcmp(argv[optind], "help")) {
+		*helped = true;
+		return report_help();
+	}
+	if ((a->filter.flags & REPORT_F_KERNEL_ONLY) && (a->filter.flags & REPORT_F_USER_ONLY))
+		return usage_err("report: give --kernel or --user, not both");
+	if (a->callgraph && a->folded)
+		return usage_err("report: give --callgraph or --folded, not both");
+	return expect_operands(argc, argv, 0, "no operand");
+}
+
+/**
+ * report_open() - load a recording for report or script
+ * @path: its name
+ * @r: the recording
+ *
+ * Return: EXIT_OK, or EXIT_FAILED after naming the file and the problem.
+ */
+static int report_open(const char *path, struct recording *r)
+{
+	char err[512];
+
+	if (recording_load(r, path, err, sizeof(err))) {
+		char esc[REPORT_ESC_SIZE];
+
+		p_err("%s: %s", esc_text(path, esc), err);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+int do_report(int argc, char **argv)
+{
+	struct report_args a = { 0 };
+	const struct report_resolver *res = NULL;
+	FILE *svg = NULL;
+	struct recording r;
+	struct profile p;
+	bool helped;
+	int ret;
+
+	ret = report_parse(argc, argv, &a, &helped);
+	if (ret || helped)
+		return ret;
+	ret = report_open(a.input, &r);
+	if (ret)
+		return ret;
+	/* Before any output: a report is not half written for a bad path. */
+	if (a.flamegraph) {
+		svg = fopen(a.flamegraph, "w");
+		if (!svg) {
+			p_err("cannot create %s: %s", a.flamegraph, strerror(errno));
+			recording_free(&r);
+			return EXIT_FAILED;
+		}
+	}
+	if (profile_build(&p, &r, &a.filter, res)) {
+		ret = EXIT_FAILED;
+		goto free_profile;
+	}
+	if (a.folded) {
+		if (report_write_header(stderr, a.input, &r, &p, &a.filter) ||
+		    report_write_folded(stdout, &p))
+			ret = EXIT_FAILED;
+	} else if (report_write_header(stdout, a.input, &r, &p, &a.filter) ||
+		   (a.callgraph ? report_write_callgraph(stdout, &p) :
+		    report_write_top(stdout, &p, a.sort, a.limit))) {
+		ret = EXIT_FAILED;
+	}
+	if (svg && report_write_flamegraph(svg, &p, a.input))
+		ret = EXIT_FAILED;
+	if (ret)
+		p_err("write the report: %s", strerror(errno));
+free_profile:
+	if (svg && fclose(svg) && !ret) {
+		p_err("write %s: %s", a.flamegraph, strerror(errno));
+		ret = EXIT_FAILED;
+	}
+	if (fflush(stdout) && !ret) {
+		p_err("write the report: %s", strerror(errno));
+		ret = EXIT_FAILED;
+	}
+	profile_free(&p);
+	recording_free(&r);
+	return ret;
+}
+
+static int script_help(void)
+{
+	printf("Usage: %1$s " USAGE_SCRIPT "\n"
+	       "       %1$s script help\n"
+	       "\n"
+	       "Print every sample of a recording in the text form of 'perf script':\n"
+	       "a line \"COMM PID/TID [VCPU] SECONDS: PERIOD EVENT:\", one line per frame\n"
+	       "(\"ADDRESS SYMBOL+OFFSET (DSO)\", innermost first, kernel frames before\n"
+	       "user frames), and a blank line. FlameGraph's stackcollapse-perf.pl and\n"
+	       "speedscope read it. Guest strings are escaped (\\xHH), spaces and\n"
+	       "parentheses in them included.\n"
+	       "\n"
+	       "  -i FILE     the recording (default %2$s)\n",
+	       bin_name, REPORT_DEFAULT_INPUT);
+	return EXIT_OK;
+}
+
+int do_script(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct report_filter flt = { .vcpu = -1, .pid = -1 };
+	const char *input = REPORT_DEFAULT_INPUT;
+	struct recording r;
+	int opt, ret;
+
+	opterr = 0;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'h':
+			return script_help();
+		default:
+			return option_err(opt, argv);
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "help"))
+		return script_help();
+	ret = expect_operands(argc, argv, 0, "no operand");
+	if (ret)
+		return ret;
+	ret = report_open(input, &r);
+	if (ret)
+		return ret;
+	if (report_write_script(stdout, &r, &flt, NULL) || fflush(stdout)) {
+		p_err("write the script output: %s", strerror(errno));
+		ret = EXIT_FAILED;
+	}
+	recording_free(&r);
+	return ret;
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kvm-pvprof report and script: the profile built from a recording, the
+ * output writers, and the escaping every guest string goes through.
+ *
+ * Symbols, DSO paths and command names come from the guest: any byte but
+ * NUL, any length.  Each writer escapes them for its format (terminal,
+ * folded stacks, perf script, SVG) and caps them at REPORT_NAME_MAX bytes.
+ */
+#ifndef KVM_PVPROF_REPORT_H
+#define KVM_PVPROF_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "abi/pvprof_ctl.h"
+#include "recording.h"
+
+/* Longest guest string shown, in bytes before escaping. */
+#define REPORT_NAME_MAX		255
+
+/**
+ * struct report_sym - what is known about one frame's address
+ * @symbol: function name, NULL when unknown
+ * @dso: "[kernel.kallsyms]", "[module]", a path, or NULL when unknown
+ * @offset: from the symbol; from the DSO base when @symbol is NULL; the
+ *	raw address when both are NULL
+ */
+struct report_sym {
+	const char *symbol;
+	const char *dso;
+	uint64_t offset;
+};
+
+/**
+ * struct report_resolver - where symbols and command names come from
+ * @ctx: passed to the callbacks
+ * @sideband: takes one sideband message in stream order; 0, or a negative
+ *	errno for a message it rejected
+ * @resolve: symbolizes one frame
+ * @comm: the command name of a process, NULL when unknown
+ *
+ * With no resolver every frame is unsymbolized (raw addresses).
+ */
+struct report_resolver {
+	void *ctx;
+	int (*sideband)(void *ctx, const void *msg, size_t len);
+	void (*resolve)(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exec_gen,
+			uint64_t addr, struct report_sym *out);
+	const char *(*comm)(void *ctx, uint32_t pid, uint32_t exec_gen);
+};
+
+enum report_sort {
+	REPORT_SORT_SELF,
+	REPORT_SORT_TOTAL,
+};
+
+#define REPORT_F_KERNEL_ONLY	(1U << 0)
+#define REPORT_F_USER_ONLY	(1U << 1)
+
+/**
+ * struct report_filter - which samples and frames count
+ * @vcpu: only this vCPU, -1 for all
+ * @pid: only this guest pid, -1 for all
+ * @comm: only this command name (compared unescaped), NULL for all
+ * @flags: REPORT_F_*
+ */
+struct report_filter {
+	int64_t vcpu;
+	int64_t pid;
+	const char *comm;
+	uint32_t flags;
+};
+
+/**
+ * struct report_stats - totals shown in every report's header
+ * @records: stream records
+ * @callchains: callchain records
+ * @samples: callchains that passed the filters
+ * @user_mode: callchains with PVPROF_REC_F_USER
+ * @stale: callchains flagged stale
+ * @skewed: callchains flagged skewed
+ * @truncated: callchains flagged truncated
+ * @empty: callchains without a frame
+ * @frames: frames in the samples that passed the filters
+ * @unsymbolized: of those, frames without a symbol
+ * @losses: LOSS record counts by reason
+ * @sideband: sideband messages
+ * @sideband_bytes: their bytes
+ * @sideband_rejected: messages the resolver rejected
+ * @vcpu_events: VCPU records by PVPROF_VCPU_* (index 0 unused)
+ * @unknown: records of a type this reader does not know (skipped)
+ * @nr_vcpus: the stream's HELLO
+ * @first_ns: host time of the first callchain
+ * @last_ns: host time of the last callchain
+ */
+struct report_stats {
+	uint64_t records, callchains, samples, user_mode;
+	uint64_t stale, skewed, truncated, empty;
+	uint64_t frames, unsymbolized;
+	uint64_t losses[PVPROF_LOSS_NR];
+	uint64_t sideband, sideband_bytes, sideband_rejected;
+	uint64_t vcpu_events[4];
+	uint64_t unknown;
+	uint32_t nr_vcpus;
+	uint64_t first_ns, last_ns;
+};
+
+struct profile;
+
+/**
+ * struct profile_node - a node of the call tree (root = all samples)
+ * @name: interned label, unescaped
+ * @kind: PROFILE_KIND_*
+ * @total: samples at or below this node
+ * @self: samples ending here
+ * @child: first child (sorted by name once finished), 0 for none
+ * @sibling: next sibling, 0 for none
+ */
+struct profile_node {
+	const char *name;
+	uint32_t kind;
+	uint64_t total;
+	uint64_t self;
+	uint32_t child;
+	uint32_t sibling;
+};
+
+#define PROFILE_KIND_ROOT	0
+#define PROFILE_KIND_COMM	1
+#define PROFILE_KIND_KERNEL	2
+#define PROFILE_KIND_USER	3
+
+/**
+ * struct profile_func - one function's counts
+ * @name: interned label, unescaped
+ * @kind: PROFILE_KIND_KERNEL or PROFILE_KIND_USER
+ * @dso: its DSO, interned, or NULL
+ * @self: samples whose innermost frame it is
+ * @total: samples it appears in (once per sample)
+ * @last_sample: the last sample that counted it in @total
+ */
+struct profile_func {
+	const char *name;
+	uint32_t kind;
+	const char *dso;
+	uint64_t self;
+	uint64_t total;
+	uint64_t last_sample;
+};
+
+/**
+ * struct profile - everything report writes, built from one recording
+ * @stats: the header totals
+ * @nodes: the call tree, nodes[0] the root
+ * @nr_nodes: nodes in use
+ * @funcs: the function table
+ * @nr_funcs: functions in use
+ * @strings: the intern table (private)
+ */
+struct profile {
+	struct report_stats stats;
+	struct profile_node *nodes;
+	uint32_t nr_nodes, cap_nodes;
+	struct profile_func *funcs;
+	uint32_t nr_funcs, cap_funcs;
+	struct profile_strings *strings;
+	uint32_t *func_index;		/* hash (name, kind, dso) -> funcs + 1 */
+	uint32_t func_index_size;
+};
+
+/* Escaping (report_escape.c); each returns @out, always NUL-terminated. */
+#define REPORT_ESC_SIZE		(REPORT_NAME_MAX * 6 + 8)
+char *esc_text(const char *s, char *out);
+char *esc_folded(const char *s, char *out);
+char *esc_script(const char *s, char *out);
+char *esc_xml(const char *s, char *out);
+
+/* Building the profile (report.c). */
+int profile_build(struct profile *p, const struct recording *r,
+		  const struct report_filter *f, const struct report_resolver *res);
+void profile_free(struct profile *p);
+const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
+			size_t size);
+const char *sample_comm(const struct report_resolver *res, uint32_t pid,
+			uint32_t exec_gen, char *buf, size_t size);
+
+/* Writers; each returns 0, or -1 when the output could not be written. */
+int report_write_header(FILE *f, const char *path, const struct recording *r,
+			const struct profile *p, const struct report_filter *flt);
+int report_write_top(FILE *f, const struct profile *p, enum report_sort sort,
+		     uint64_t limit);
+int report_write_callgraph(FILE *f, const struct profile *p);
+int report_write_folded(FILE *f, const struct profile *p);
+int report_write_flamegraph(FILE *f, const struct profile *p, const char *title);
+int report_write_script(FILE *f, const struct recording *r,
+			const struct report_filter *flt,
+			const struct report_resolver *res);
+
+int do_report(int argc, char **argv);
+int do_script(int argc, char **argv);
+
+#endif /* KVM_PVPROF_REPORT_H */

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-pvprof script: samples as 'perf script' prints them, so that tools
+ * written for perf (FlameGraph's stackcollapse-perf.pl, speedscope) read
+ * pvprof recordings.
+ *
+ *   COMM PID/TID [VCPU] SEC.USEC: PERIOD EVENT:
+ *   \t    ADDRESS SYMBOL+0xOFF (DSO)
+ *   ...
+ *   (blank line)
+ *
+ * stackcollapse-perf.pl takes a line that starts with a non-blank word and
+ * then "PID/TID" as a sample header, a line that starts with blanks, a hex
+ * word, a function and " (DSO)" with no blank in DSO as a frame, and a
+ * blank line as the end of a sample.  Guest strings are escaped so that
+ * none of them can end a field, a line or a sample early.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "main.h"
+#include "report.h"
+
+struct script_ctx {
+	FILE *f;
+	const struct recording *r;
+	const struct report_filter *flt;
+	const struct report_resolver *res;
+};
+
+static void script_frame(FILE *f, const struct report_sym *sym, uint64_t addr)
+{
+	char esc[REPORT_ESC_SIZE], esc_dso[REPORT_ESC_SIZE];
+
+	fprintf(f, "\t%16" PRIx64 " ", addr);
+	if (sym->symbol)
+		fprintf(f, "%s+0x%" PRIx64, esc_script(sym->symbol, esc), sym->offset);
+	else
+		fputs("[unknown]", f);
+	fprintf(f, " (%s)\n", sym->dso ? esc_script(sym->dso, esc_dso) : "[unknown]");
+}
+
+static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+{
+	struct script_ctx *c = opaque;
+	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct report_resolver *res = c->res;
+	char comm_buf[16], esc[REPORT_ESC_SIZE];
+	const char *event;
+	uint32_t i;
+
+	(void)off;
+	if (v->hdr.type == PVPROF_ST_SIDEBAND && res && res->sideband) {
+		res->sideband(res->ctx, v->sb_msg, v->sb_len);
+		return 0;
+	}
+	if (v->hdr.type != PVPROF_ST_CALLCHAIN)
+		return 0;
+	if (c->flt->vcpu >= 0 && v->hdr.vcpu_id != (uint64_t)c->flt->vcpu)
+		return 0;
+	if (c->flt->pid >= 0 && rec->pid != (uint64_t)c->flt->pid)
+		return 0;
+	event = event_name(v->u.callchain.event);
+	fprintf(c->f, "%s %u/%u [%03u] %" PRIu64 ".%06" PRIu64 ": %" PRIu64 " %s:\n",
+		esc_script(sample_comm(res, rec->pid, rec->exec_gen, comm_buf,
+				       sizeof(comm_buf)), esc),
+		rec->pid, rec->tid, v->hdr.vcpu_id,
+		(uint64_t)(v->hdr.host_time_ns / 1000000000ULL),
+		(uint64_t)(v->hdr.host_time_ns % 1000000000ULL / 1000ULL),
+		c->r->vm.sample_period ? c->r->vm.sample_period : 1,
+		event ? event : "unknown-event");
+	for (i = 0; i < v->nr_frames; i++) {
+		struct report_sym sym = { .offset = pvprof_st_frame(v, i) };
+
+		if (res && res->resolve)
+			res->resolve(res->ctx, i < rec->nr_kernel, rec->pid, rec->exec_gen,
+				     pvprof_st_frame(v, i), &sym);
+		script_frame(c->f, &sym, pvprof_st_frame(v, i));
+	}
+	fputc('\n', c->f);
+	return ferror(c->f) ? -1 : 0;
+}
+
+/**
+ * report_write_script() - every sample in perf script's text form
+ * @f: output
+ * @r: a parsed recording
+ * @flt: vCPU and pid filters (the others do not apply)
+ * @res: the resolver, or NULL for raw addresses
+ *
+ * Return: 0, or -1 on an output error.
+ */
+int report_write_script(FILE *f, const struct recording *r,
+			const struct report_filter *flt,
+			const struct report_resolver *res)
+{
+	struct script_ctx c = { .f = f, .r = r, .flt = flt, .res = res };
+
+	if (recording_for_each(r, script_record, &c))
+		return -1;
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,915 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of kvm-pvprof's recording reader and report writers, on recordings
+ * synthesized with the core's stream encoders.
+ *
+ *   report-test gen FILE         write the golden recording (for the CLI tests)
+ *   report-test run GOLDEN_DIR   run the tests; with PVPROF_UPDATE_GOLDEN=1
+ *                                rewrite GOLDEN_DIR's files instead of
+ *                                comparing (review the diff before committing)
+ *
+ * The golden recording has kernel-mode, user-mode, idle, empty, deepest
+ * (120 frames) and hostile samples, losses, registrations, a sideband
+ * message, an unknown record type and two stream sections.  A stand-in
+ * resolver gives the hostile samples hostile names (markup, ';', control
+ * bytes, spaces and parentheses, UTF-8, 400 bytes), so every writer's
+ * escaping is compared byte for byte.  The reader tests cut the recording
+ * at every length and flip fields; each must give an error naming an
+ * offset, never a crash (the fuzz target goes further).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/sideband.h"
+#include "core/stream.h"
+#include "host-kvm/tool/recording.h"
+#include "host-kvm/tool/report.h"
+
+static int passed, failed;
+
+static void pass(const char *name)
+{
+	printf("PASS %s\n", name);
+	passed++;
+}
+
+static void fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failed++;
+}
+
+/* ------------------------------------------------------------------ */
+/* The golden recording                                                */
+/* ------------------------------------------------------------------ */
+
+#define K(n)	(0xffffffff81000000ULL + (n) * 0x100)
+#define U(n)	(0x0000555555554000ULL + (n) * 0x40)
+
+struct sample {
+	uint32_t vcpu, pid, tid, flags;
+	uint16_t nr_kernel, nr_user;
+	uint64_t frames[PVPROF_MAX_DEPTH];
+};
+
+struct gen {
+	uint8_t buf[65536];
+	uint32_t len;
+	uint64_t time_ns;
+	uint64_t seq;
+};
+
+static void gen_put(struct gen *g, uint32_t n)
+{
+	if (!n) {
+		fprintf(stderr, "report-test: an encoder refused a record\n");
+		exit(2);
+	}
+	g->len += n;
+	g->time_ns += 1000000;
+}
+
+static void gen_sample(struct gen *g, const struct sample *s)
+{
+	uint64_t rec_buf[(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH) / 8];
+	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
+	struct pvprof_notice_facts facts = { 0 };
+	uint32_t nr = (uint32_t)s->nr_kernel + s->nr_user;
+
+	memset(rec_buf, 0, sizeof(rec_buf));
+	rec->seq = ++g->seq;
+	rec->time_ns = g->time_ns;
+	rec->pid = s->pid;
+	rec->tid = s->tid;
+	rec->exec_gen = 1;
+	rec->flags = s->flags;
+	rec->nr_kernel = s->nr_kernel;
+	rec->nr_user = s->nr_user;
+	rec->size = (uint16_t)(sizeof(*rec) + 8 * nr);
+	memcpy(rec->frames, s->frames, 8 * nr);
+	facts.ip = nr ? s->frames[0] : K(0);
+	facts.cpl = (s->flags & PVPROF_REC_F_USER) ? 3 : 0;
+	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len,
+					   s->vcpu, g->time_ns, &facts, rec));
+}
+
+static void gen_process(struct gen *g, uint32_t pid, const char *comm, bool valid)
+{
+	struct pvprof_sb_process p = { 0 };
+
+	p.hdr.type = PVPROF_SB_PROCESS;
+	p.hdr.version = PVPROF_SIDEBAND_VERSION;
+	p.hdr.size = sizeof(p);
+	p.hdr.time_ns = g->time_ns;
+	p.pid = pid;
+	p.exec_gen = 1;
+	/* Invalid payload, valid framing: a fork flag without a parent. */
+	p.flags = valid ? 0 : PVPROF_SB_PROC_F_FORK;
+	memcpy(p.comm, comm, strnlen(comm, sizeof(p.comm) - 1));
+	gen_put(g, pvprof_st_put_sideband(g->buf + g->len, sizeof(g->buf) - g->len,
+					  0, g->time_ns, &p, sizeof(p)));
+}
+
+static const struct sample s_write = {	/* a write(2) from user code */
+	.vcpu = 0, .pid = 100, .tid = 100, .nr_kernel = 3, .nr_user = 2,
+	.frames = { K(1), K(2), K(3), U(1), U(2) },
+};
+static const struct sample s_user = {	/* user code computing */
+	.vcpu = 1, .pid = 100, .tid = 101, .flags = PVPROF_REC_F_USER,
+	.nr_user = 3, .frames = { U(3), U(1), U(2) },
+};
+static const struct sample s_idle = {
+	.vcpu = 1, .pid = 0, .tid = 0, .flags = PVPROF_REC_F_KTHREAD,
+	.nr_kernel = 2, .frames = { K(4), K(5) },
+};
+static const struct sample s_hostile = {
+	.vcpu = 0, .pid = 200, .tid = 200,
+	.flags = PVPROF_REC_F_SKEWED | PVPROF_REC_F_TRUNCATED,
+	.nr_kernel = 2, .nr_user = 5,
+	.frames = { K(10), K(11), U(10), U(11), U(12), U(13), U(14) },
+};
+static const struct sample s_empty = {	/* answered without a stack */
+	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_REC_F_STALE,
+};
+
+static void gen_deep(struct sample *s)
+{
+	uint32_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->vcpu = 1;
+	s->pid = 300;
+	s->tid = 300;
+	s->nr_kernel = 60;
+	s->nr_user = PVPROF_MAX_DEPTH - 60;
+	for (i = 0; i < 60; i++)
+		s->frames[i] = K(100 + i);
+	for (; i < PVPROF_MAX_DEPTH; i++)
+		s->frames[i] = U(100 + i);
+}
+
+static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *v,
+		      uint64_t samples)
+{
+	uint32_t i;
+
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->flags = PVPROF_STATUS_F_ENABLED;
+	ctl->nr_vcpus = 2;
+	ctl->sample_freq = 1000;
+	ctl->sample_period = 1000000;
+	for (i = 0; i < 2; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].vcpu_id = i;
+		v[i].registered = 1;
+		v[i].size = 16384;
+		v[i].gpa = 0x100000 * (i + 1);
+		v[i].samples = samples;
+		v[i].notices = samples;
+		v[i].records = samples;
+		v[i].nmis = samples;
+	}
+}
+
+static int write_golden(const char *path)
+{
+	static struct gen g;
+	struct pvprof_data_host host = {
+		.start_realtime_ns = 1700000000ULL * 1000000000ULL,
+		.start_monotonic_ns = 1000ULL * 1000000000ULL,
+		.hostname = "golden-host",
+		.release = "6.1.0-test-amd64",
+		.machine = "x86_64",
+		.tool_version = "0.1",
+	};
+	struct pvprof_data_vm vm = {
+		.vmm_pid = 4242, .vmm_fd = 11,
+		.flags = PVPROF_DATA_VM_F_ENABLED_BY_US,
+		.event = PVPROF_EVENT_CPU_CLOCK,
+		.sample_freq = 1000, .sample_period = 1000000,
+		.duration_ns = 5000000000ULL,
+		.comm = "qemu-system-x86",
+	};
+	struct pvprof_stream_hdr unknown = { .type = 99, .size = 32, .vcpu_id = ~0U };
+	struct pvprof_vcpu_status vcpus[2];
+	struct pvprof_ctl_status ctl;
+	struct recording_writer w;
+	struct sample deep;
+	int i;
+
+	g.len = 0;
+	g.seq = 0;
+	g.time_ns = host.start_monotonic_ns;
+	gen_deep(&deep);
+	if (recording_writer_open(&w, path) ||
+	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
+	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
+		return -1;
+	status_of(&ctl, vcpus, 0);
+	if (recording_write_status(&w, PVPROF_DATA_STATUS_START, &ctl, vcpus, 2))
+		return -1;
+
+	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 2));
+	for (i = 0; i < 2; i++)
+		gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, i,
+					       g.time_ns, PVPROF_VCPU_REGISTERED, 16384,
+					       0x100000 * (i + 1)));
+	gen_process(&g, 100, "writer", true);
+	gen_process(&g, 200, "bad", false);
+	gen_sample(&g, &s_write);
+	gen_sample(&g, &s_user);
+	gen_sample(&g, &s_idle);
+	gen_sample(&g, &s_hostile);
+	gen_sample(&g, &deep);
+	gen_sample(&g, &s_empty);
+	unknown.host_time_ns = g.time_ns;
+	memcpy(g.buf + g.len, &unknown, sizeof(unknown));
+	memset(g.buf + g.len + sizeof(unknown), 0, 32 - sizeof(unknown));
+	gen_put(&g, 32);
+	gen_put(&g, pvprof_st_put_loss(g.buf + g.len, sizeof(g.buf) - g.len, 0, g.time_ns,
+				       PVPROF_LOSS_THROTTLED, 3));
+	gen_put(&g, pvprof_st_put_loss(g.buf + g.len, sizeof(g.buf) - g.len, 1, g.time_ns,
+				       PVPROF_LOSS_NOTICE_RING_FULL, 2));
+	if (recording_write_stream(&w, g.buf, g.len))
+		return -1;
+
+	g.len = 0;
+	for (i = 0; i < 3; i++)
+		gen_sample(&g, &s_write);
+	for (i = 0; i < 2; i++)
+		gen_sample(&g, &s_user);
+	gen_put(&g, pvprof_st_put_loss(g.buf + g.len, sizeof(g.buf) - g.len, 0, g.time_ns,
+				       PVPROF_LOSS_STREAM_OVERFLOW, 1));
+	gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, 1, g.time_ns,
+				       PVPROF_VCPU_UNREGISTERED, 16384, 0x200000));
+	if (recording_write_stream(&w, g.buf, g.len))
+		return -1;
+	status_of(&ctl, vcpus, 6);
+	if (recording_write_status(&w, PVPROF_DATA_STATUS_END, &ctl, vcpus, 2))
+		return -1;
+	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
+}
+
+/* ------------------------------------------------------------------ */
+/* The stand-in resolver: hostile names for pid 200                    */
+/* ------------------------------------------------------------------ */
+
+static char long_name[401];
+
+static const struct {
+	uint64_t addr;
+	const char *symbol, *dso;
+} syms[] = {
+	{ K(1), "vfs_write", "[kernel.kallsyms]" },
+	{ K(2), "ksys_write", "[kernel.kallsyms]" },
+	{ K(3), "do_syscall_64", "[kernel.kallsyms]" },
+	{ K(4), "default_idle", "[kernel.kallsyms]" },
+	{ K(5), "cpu_startup_entry", "[kernel.kallsyms]" },
+	{ K(10), "<script>alert(1)</script>", "[kernel.kallsyms]" },
+	{ K(11), NULL, "[evil_mod]" },
+	{ U(1), "write_loop", "/usr/bin/writer" },
+	{ U(2), "main", "/usr/bin/writer" },
+	{ U(3), "compute", "/usr/bin/writer" },
+	{ U(10), "evil;frame\nnew line\r", "/tmp/evil dir/lib (1).so" },
+	{ U(11), "\x1b[2J\x1b[31mred\x7f\\", "&amp;\"'<>" },
+	{ U(12), "operator new (unsigned long)", "/lib/libstdc++.so" },
+	{ U(13), "\xc3\xa9t\xc3\xa9_utf8\xff", NULL },
+	{ U(14), long_name, "/usr/bin/evil" },
+};
+
+static void fake_resolve(void *ctx, bool kernel, uint32_t pid, uint32_t exec_gen,
+			 uint64_t addr, struct report_sym *out)
+{
+	size_t i;
+
+	(void)ctx;
+	(void)kernel;
+	(void)pid;
+	(void)exec_gen;
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		if (syms[i].addr != addr)
+			continue;
+		out->symbol = syms[i].symbol;
+		out->dso = syms[i].dso;
+		out->offset = syms[i].symbol ? 0x10 : addr - K(0);
+		return;
+	}
+}
+
+static const char *fake_comm(void *ctx, uint32_t pid, uint32_t exec_gen)
+{
+	(void)ctx;
+	(void)exec_gen;
+	if (pid == 100)
+		return "writer";
+	if (pid == 200)
+		return "evil comm\t;<b>&";
+	return NULL;
+}
+
+static int fake_sideband(void *ctx, const void *msg, size_t len)
+{
+	(void)ctx;
+	return pvprof_sideband_payload_check(msg, len) == PVPROF_SB_OK ? 0 : -EINVAL;
+}
+
+static const struct report_resolver fake = {
+	.sideband = fake_sideband,
+	.resolve = fake_resolve,
+	.comm = fake_comm,
+};
+
+/* ------------------------------------------------------------------ */
+/* Golden comparisons                                                  */
+/* ------------------------------------------------------------------ */
+
+static const char *golden_dir;
+static bool update_golden;
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+			buf[n] = '\0';
+			*len = (size_t)n;
+		} else {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The first differing line, for the message. */
+static void first_diff(const char *a, const char *b, char *out, size_t size)
+{
+	unsigned int line = 1;
+	size_t i = 0;
+
+	while (a[i] && a[i] == b[i]) {
+		line += a[i] == '\n';
+		i++;
+	}
+	snprintf(out, size, "differs at line %u (byte %zu)", line, i);
+}
+
+static void golden(const char *name, const char *file, const char *got, size_t len)
+{
+	char path[4096], msg[128];
+	size_t want_len;
+	char *want;
+
+	snprintf(path, sizeof(path), "%s/%s", golden_dir, file);
+	if (update_golden) {
+		FILE *f = fopen(path, "wb");
+
+		if (!f || fwrite(got, 1, len, f) != len || fclose(f))
+			fail(name, "cannot write %s", path);
+		else
+			pass(name);
+		return;
+	}
+	want = read_file(path, &want_len);
+	if (!want) {
+		fail(name, "cannot read %s (PVPROF_UPDATE_GOLDEN=1 writes it)", path);
+		return;
+	}
+	if (want_len != len || memcmp(want, got, len)) {
+		first_diff(want, got, msg, sizeof(msg));
+		fail(name, "output %s from %s", msg, path);
+	} else {
+		pass(name);
+	}
+	free(want);
+}
+
+typedef int (*writer_fn)(FILE *f, const struct recording *r, const struct profile *p);
+
+static int w_report(FILE *f, const struct recording *r, const struct profile *p)
+{
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+
+	return report_write_header(f, "golden.data", r, p, &none) ||
+	       report_write_top(f, p, REPORT_SORT_SELF, 0);
+}
+
+static int w_total(FILE *f, const struct recording *r, const struct profile *p)
+{
+	(void)r;
+	return report_write_top(f, p, REPORT_SORT_TOTAL, 5);
+}
+
+static int w_callgraph(FILE *f, const struct recording *r, const struct profile *p)
+{
+	(void)r;
+	return report_write_callgraph(f, p);
+}
+
+static int w_folded(FILE *f, const struct recording *r, const struct profile *p)
+{
+	(void)r;
+	return report_write_folded(f, p);
+}
+
+static int w_svg(FILE *f, const struct recording *r, const struct profile *p)
+{
+	(void)r;
+	return report_write_flamegraph(f, p, "golden <&> title");
+}
+
+/* Runs a writer into memory; the caller frees *out. */
+static int capture(writer_fn fn, const struct recording *r, const struct profile *p,
+		   char **out, size_t *len)
+{
+	FILE *f = open_memstream(out, len);
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fn(f, r, p);
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+static bool has_raw_byte(const char *s, size_t len, bool allow_newline)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c < 0x20 && !(allow_newline && c == '\n') && c != '\t') || c >= 0x7f)
+			return true;
+	}
+	return false;
+}
+
+static void check_svg_safe(const char *svg, size_t len)
+{
+	static const char *const banned[] = {
+		"<script", "onload", "onclick", "onmouse", "javascript:", "href",
+		"<b>", "<foreignObject",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(banned) / sizeof(banned[0]); i++) {
+		if (memmem(svg, len, banned[i], strlen(banned[i]))) {
+			fail("svg: no active content", "found '%s'", banned[i]);
+			return;
+		}
+	}
+	pass("svg: no active content");
+	if (has_raw_byte(svg, len, true))
+		fail("svg: plain ASCII", "a control or non-ASCII byte is in the SVG");
+	else
+		pass("svg: plain ASCII");
+}
+
+/* Each folded line: frames without ';' inside, a space, a positive count. */
+static void check_folded(const char *s, const struct profile *p)
+{
+	uint64_t sum = 0;
+	const char *line = s;
+	unsigned int lines = 0;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n'), *sp;
+		char *end;
+		unsigned long long n;
+
+		if (!nl) {
+			fail("folded: structure", "last line without a newline");
+			return;
+		}
+		sp = nl;
+		while (sp > line && sp[-1] != ' ')
+			sp--;
+		if (sp == line || sp == nl) {
+			fail("folded: structure", "line %u has no count", lines + 1);
+			return;
+		}
+		n = strtoull(sp, &end, 10);
+		if (end != nl || !n || sp[-1] != ' ' || sp - 1 == line) {
+			fail("folded: structure", "line %u: bad count", lines + 1);
+			return;
+		}
+		if (line[0] == ';' || sp[-2] == ';' ||
+		    (strstr(line, ";;") && strstr(line, ";;") < sp)) {
+			fail("folded: structure", "line %u has an empty frame", lines + 1);
+			return;
+		}
+		sum += n;
+		lines++;
+		line = nl + 1;
+	}
+	if (sum != p->stats.samples)
+		fail("folded: counts add up to the samples", "%" PRIu64 " != %" PRIu64,
+		     sum, p->stats.samples);
+	else
+		pass("folded: counts add up to the samples");
+	if (has_raw_byte(s, strlen(s), true))
+		fail("folded: structure", "a control or non-ASCII byte");
+	else
+		pass("folded: structure");
+}
+
+static void test_golden(const char *data_path)
+{
+	static const struct {
+		const char *name, *file;
+		writer_fn fn;
+	} outs[] = {
+		{ "golden: report (symbolized, hostile names)", "sym-report.txt", w_report },
+		{ "golden: top by total, limit 5", "sym-total.txt", w_total },
+		{ "golden: call graph", "sym-callgraph.txt", w_callgraph },
+		{ "golden: folded stacks", "sym-folded.txt", w_folded },
+		{ "golden: flame graph SVG", "sym-flamegraph.svg", w_svg },
+	};
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	char err[512], *out, *again;
+	struct recording r;
+	struct profile p;
+	size_t len, len2, i;
+
+	if (recording_load(&r, data_path, err, sizeof(err))) {
+		fail("golden: load the recording", "%s", err);
+		return;
+	}
+	pass("golden: load the recording");
+	if (r.stream_records != 21 || !r.has_end || !r.start.present || !r.end_status.present)
+		fail("golden: reader counts", "%" PRIu64 " records, end %d",
+		     r.stream_records, r.has_end);
+	else
+		pass("golden: reader counts");
+	if (profile_build(&p, &r, &none, &fake)) {
+		fail("golden: build the profile", "failed");
+		recording_free(&r);
+		return;
+	}
+	if (p.stats.callchains != 11 || p.stats.samples != 11 || p.stats.stale != 1 ||
+	    p.stats.skewed != 1 || p.stats.truncated != 1 || p.stats.empty != 1 ||
+	    p.stats.losses[PVPROF_LOSS_THROTTLED] != 3 ||
+	    p.stats.losses[PVPROF_LOSS_NOTICE_RING_FULL] != 2 ||
+	    p.stats.losses[PVPROF_LOSS_STREAM_OVERFLOW] != 1 ||
+	    p.stats.sideband != 2 || p.stats.sideband_rejected != 1 ||
+	    p.stats.unknown != 1 || p.stats.unsymbolized != 1 + 120 ||
+	    p.stats.vcpu_events[PVPROF_VCPU_REGISTERED] != 2)
+		fail("golden: header totals", "callchains %" PRIu64 " stale %" PRIu64
+		     " unsymbolized %" PRIu64 " rejected %" PRIu64, p.stats.callchains,
+		     p.stats.stale, p.stats.unsymbolized, p.stats.sideband_rejected);
+	else
+		pass("golden: header totals");
+
+	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		if (capture(outs[i].fn, &r, &p, &out, &len)) {
+			fail(outs[i].name, "the writer failed");
+			continue;
+		}
+		golden(outs[i].name, outs[i].file, out, len);
+		if (outs[i].fn == w_svg) {
+			check_svg_safe(out, len);
+			/* Deterministic: the same profile again gives the same bytes. */
+			if (capture(w_svg, &r, &p, &again, &len2) || len2 != len ||
+			    memcmp(out, again, len))
+				fail("svg: deterministic", "a second run differs");
+			else
+				pass("svg: deterministic");
+			free(again);
+		}
+		if (outs[i].fn == w_folded)
+			check_folded(out, &p);
+		if (outs[i].fn == w_report &&
+		    (!strstr(out, "\\x1b[2J\\x1b[31mred\\x7f\\x5c") ||
+		     has_raw_byte(out, len, true)))
+			fail("text: control bytes escaped", "raw or unescaped bytes in the report");
+		else if (outs[i].fn == w_report)
+			pass("text: control bytes escaped");
+		free(out);
+	}
+	out = NULL;
+	{
+		FILE *f = open_memstream(&out, &len);
+
+		if (!f || report_write_script(f, &r, &none, &fake) || fclose(f))
+			fail("golden: perf script", "the writer failed");
+		else
+			golden("golden: perf script", "sym-script.txt", out, len);
+		free(out);
+	}
+	profile_free(&p);
+	recording_free(&r);
+}
+
+static void test_filters(const char *data_path)
+{
+	static const struct {
+		const char *name;
+		struct report_filter f;
+		uint64_t samples, frames;
+	} cases[] = {
+		{ "filter: vcpu 1", { .vcpu = 1, .pid = -1 }, 5, 3 * 3 + 2 + 120 },
+		{ "filter: pid 100", { .vcpu = -1, .pid = 100 }, 8, 4 * 5 + 3 * 3 },
+		{ "filter: comm writer", { .vcpu = -1, .pid = -1, .comm = "writer" }, 8, 29 },
+		{ "filter: kernel frames", { .vcpu = -1, .pid = -1, .flags = REPORT_F_KERNEL_ONLY },
+		  7, 4 * 3 + 2 + 2 + 60 },
+		{ "filter: user frames", { .vcpu = -1, .pid = -1, .flags = REPORT_F_USER_ONLY },
+		  9, 4 * 2 + 3 * 3 + 5 + 60 },
+		{ "filter: pid without samples", { .vcpu = -1, .pid = 7 }, 0, 0 },
+	};
+	char err[512];
+	struct recording r;
+	size_t i;
+
+	if (recording_load(&r, data_path, err, sizeof(err))) {
+		fail("filters: load", "%s", err);
+		return;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct profile p;
+
+		if (profile_build(&p, &r, &cases[i].f, &fake))
+			fail(cases[i].name, "build failed");
+		else if (p.stats.samples != cases[i].samples || p.stats.frames != cases[i].frames)
+			fail(cases[i].name, "%" PRIu64 " samples, %" PRIu64 " frames; expected %"
+			     PRIu64 ", %" PRIu64, p.stats.samples, p.stats.frames,
+			     cases[i].samples, cases[i].frames);
+		else if (p.stats.callchains != 11)
+			fail(cases[i].name, "the header total changed with the filter");
+		else
+			pass(cases[i].name);
+		profile_free(&p);
+	}
+	recording_free(&r);
+}
+
+/* Self and total: each function once per sample, self only innermost. */
+static void test_self_total(const char *data_path)
+{
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	uint64_t self_sum = 0;
+	bool ok = true;
+	char err[512];
+	struct recording r;
+	struct profile p;
+	uint32_t i;
+
+	if (recording_load(&r, data_path, err, sizeof(err)) ||
+	    profile_build(&p, &r, &none, &fake)) {
+		fail("top: self and total", "load or build failed");
+		return;
+	}
+	for (i = 0; i < p.nr_funcs; i++) {
+		const struct profile_func *fn = &p.funcs[i];
+
+		self_sum += fn->self;
+		if (fn->self > fn->total || fn->total > p.stats.samples)
+			ok = false;
+		if (!strcmp(fn->name, "main") && (fn->total != 7 || fn->self))
+			ok = false;
+		if (!strcmp(fn->name, "vfs_write") && (fn->total != 4 || fn->self != 4))
+			ok = false;
+		if (!strcmp(fn->name, "compute") && (fn->total != 3 || fn->self != 3))
+			ok = false;
+	}
+	/* Every sample with a frame has exactly one innermost function. */
+	if (!ok || self_sum != p.stats.samples - p.stats.empty)
+		fail("top: self and total", "self sum %" PRIu64 ", samples %" PRIu64,
+		     self_sum, p.stats.samples);
+	else
+		pass("top: self and total");
+	profile_free(&p);
+	recording_free(&r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reader against damaged recordings                                   */
+/* ------------------------------------------------------------------ */
+
+static bool parse_fails(const uint8_t *buf, size_t len, const char *want, char *err,
+			size_t err_size)
+{
+	struct recording r;
+
+	if (!recording_parse(&r, buf, len, err, err_size))
+		return false;
+	return strstr(err, "offset ") == err && (!want || strstr(err, want));
+}
+
+static void test_truncation(const uint8_t *data, size_t len)
+{
+	char err[512];
+	size_t cut, bad = 0, at = 0;
+	uint8_t *copy;
+
+	/* Exact-size copies, so that ASan (in the fuzz build) sees overreads too. */
+	for (cut = 0; cut < len; cut++) {
+		struct recording r;
+
+		copy = malloc(cut ? cut : 1);
+		memcpy(copy, data, cut);
+		/* A cut right after a whole section is a recording killed mid-way. */
+		if (recording_parse(&r, copy, cut, err, sizeof(err))) {
+			if (strstr(err, "offset ") != err) {
+				bad++;
+				at = cut;
+			}
+		} else if (r.has_end) {
+			bad++;
+			at = cut;
+		}
+		free(copy);
+	}
+	if (bad)
+		fail("reader: every truncation", "%zu cuts misjudged, e.g. at %zu", bad, at);
+	else
+		pass("reader: every truncation");
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void test_damage(const uint8_t *data, size_t len)
+{
+	/* Offsets in the golden file: header 24, HOST section header at 24. */
+	const size_t host_sec = 24, vm_sec = host_sec + 16 + 176;
+	const size_t status_sec = vm_sec + 16 + 328;
+	size_t stream_sec, stream;
+	uint8_t *b = malloc(len);
+	char err[512];
+
+	memcpy(b, data, len);
+	{
+		uint64_t st_size;
+
+		memcpy(&st_size, data + status_sec + 8, 8);
+		stream_sec = status_sec + 16 + ((st_size + 7) & ~7ULL);
+		stream = stream_sec + 16;
+	}
+
+#define DAMAGE(label, expect, stmt) do {				\
+		memcpy(b, data, len);					\
+		stmt;							\
+		if (parse_fails(b, len, expect, err, sizeof(err)))	\
+			pass("reader: " label);				\
+		else							\
+			fail("reader: " label, "got '%s'", err);	\
+	} while (0)
+
+	DAMAGE("bad magic", "bad magic", b[0] ^= 1);
+	DAMAGE("future version", "version 2", put_u32(b + 8, 2));
+	DAMAGE("section flags", "flags", put_u32(b + host_sec + 4, 1));
+	DAMAGE("huge section", "at most", put_u32(b + host_sec + 12, 1));
+	DAMAGE("HOST size", "HOST section", put_u32(b + host_sec + 8, 175));
+	DAMAGE("VM flags", "unknown flags", put_u32(b + vm_sec + 16 + 8, 0x80));
+	DAMAGE("STATUS vCPU count", "vCPUs", put_u32(b + status_sec + 16 + 4, 3));
+	DAMAGE("STATUS moment", "unknown moment", put_u32(b + status_sec + 16, 9));
+	DAMAGE("stream without HELLO", "does not start with HELLO",
+	       memcpy(b + stream, data + stream + 40, 40));
+	DAMAGE("stream record size", "malformed stream record", put_u32(b + stream + 4, 12));
+	DAMAGE("stream reserved field", "reserved_nonzero", put_u32(b + stream + 12, 1));
+	DAMAGE("stream record past its section", "cut by the end of its section",
+	       put_u32(b + stream + 4, 8192));
+	DAMAGE("second HELLO", "second stream HELLO",
+	       memcpy(b + stream + 40, data + stream, 40));
+	DAMAGE("END counts", "END section counts", b[len - 32 + 8] ^= 1);
+	DAMAGE("END stop reason", "stop reason", put_u32(b + len - 32 + 24, 0));
+	free(b);
+
+	/* A section of a newer writer is skipped; its padding must be zero. */
+	b = malloc(len + 24);
+	memcpy(b, data, 24);
+	put_u32(b + 24, 77);
+	put_u32(b + 28, 0);
+	memcpy(b + 32, "\3\0\0\0\0\0\0\0abc\0\0\0\0\0", 16);
+	memcpy(b + 48, data + 24, len - 24);
+	{
+		struct recording r;
+
+		if (recording_parse(&r, b, len + 24, err, sizeof(err)) || !r.has_end)
+			fail("reader: unknown section skipped", "got '%s'", err);
+		else
+			pass("reader: unknown section skipped");
+	}
+	b[47] = 1;
+	if (parse_fails(b, len + 24, "nonzero padding", err, sizeof(err)))
+		pass("reader: nonzero padding");
+	else
+		fail("reader: nonzero padding", "got '%s'", err);
+	free(b);
+
+	/* Trailing bytes after END. */
+	b = calloc(1, len + 8);
+	memcpy(b, data, len);
+	if (parse_fails(b, len + 8, "after the END section", err, sizeof(err)))
+		pass("reader: bytes after END");
+	else
+		fail("reader: bytes after END", "got '%s'", err);
+	free(b);
+}
+
+static void test_reader(const char *data_path)
+{
+	size_t len;
+	uint8_t *data = (uint8_t *)read_file(data_path, &len);
+	char err[512];
+	struct recording r;
+
+	if (!data) {
+		fail("reader: read the recording", "%s", strerror(errno));
+		return;
+	}
+	test_truncation(data, len);
+	test_damage(data, len);
+	if (recording_load(&r, "/nonexistent/pvprof.data", err, sizeof(err)) &&
+	    strstr(err, "No such file"))
+		pass("reader: missing file");
+	else
+		fail("reader: missing file", "got '%s'", err);
+	if (recording_load(&r, "/", err, sizeof(err)) && strstr(err, "not a regular file"))
+		pass("reader: a directory");
+	else
+		fail("reader: a directory", "got '%s'", err);
+	free(data);
+}
+
+/* Writer errors: a full disk must be reported, not ignored. */
+static void test_writer_full(void)
+{
+	struct recording_writer w;
+	uint8_t chunk[4096] = { 0 };
+	int i, ret = 0;
+
+	if (access("/dev/full", W_OK)) {
+		printf("SKIP writer: full disk: no /dev/full\n");
+		return;
+	}
+	if (recording_writer_open(&w, "/dev/full")) {
+		pass("writer: full disk reported");
+		return;
+	}
+	for (i = 0; i < 64 && !ret; i++)
+		ret = recording_write_stream(&w, chunk, sizeof(chunk));
+	if (!ret)
+		ret = recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, 0);
+	else
+		recording_writer_abort(&w);
+	if (ret)
+		pass("writer: full disk reported");
+	else
+		fail("writer: full disk reported", "every write claimed success");
+}
+
+int main(int argc, char **argv)
+{
+	char data_path[4096];
+
+	memset(long_name, 'A', sizeof(long_name) - 1);
+	if (argc == 3 && !strcmp(argv[1], "gen"))
+		return write_golden(argv[2]) ? 1 : 0;
+	if (argc != 3 || strcmp(argv[1], "run")) {
+		fprintf(stderr, "usage: report-test gen FILE | run GOLDEN_DIR\n");
+		return 2;
+	}
+	golden_dir = argv[2];
+	update_golden = getenv("PVPROF_UPDATE_GOLDEN") &&
+			!strcmp(getenv("PVPROF_UPDATE_GOLDEN"), "1");
+	snprintf(data_path, sizeof(data_path), "%s/report-test.%d.data",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	if (write_golden(data_path)) {
+		fail("golden: write the recording", "failed");
+		return 1;
+	}
+	pass("golden: write the recording");
+	test_golden(data_path);
+	test_filters(data_path);
+	test_self_total(data_path);
+	test_reader(data_path);
+	test_writer_full();
+	unlink(data_path);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
