@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvprofd: ELF files, read with libelf.
+ *
+ * The collector asks for a file's build-id and PT_LOAD layout when it sees
+ * a mapping (elf_file_info()), and for its symbols once per build-id and
+ * publication (elf_want_symbols()).  The symbols are read by a thread of
+ * their own, so that a large library never stalls the collector while
+ * perf's rings fill.  The build-id table is shared by both threads: a
+ * liburcu lock-free hash table: the collector inserts entries and marks
+ * the publication that wants their symbols; the reader, under the RCU read
+ * lock, skips a job a newer publication has superseded and records how
+ * many symbols it sent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu.h>
+#include <urcu/rculfhash.h>
+
+#include "pvprofd.h"
+
+/* One build-id: published in which publication, and where to find it. */
+struct bid_entry {
+	struct cds_lfht_node node;
+	struct rcu_head rcu;
+	struct pvprof_sb_build_id id;
+	unsigned long published;	/* publication that asked for its symbols */
+	unsigned long nr_syms;		/* symbols the reader sent last time */
+};
+
+struct job {
+	struct job *next;
+	unsigned long publication;
+	struct pvprof_sb_build_id id;
+	uint32_t pid;
+	uint64_t start;
+	uint64_t end;
+	char path[];
+};
+
+static struct cds_lfht *table;
+static unsigned long publication = 1;
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
+static struct job *jobs, *jobs_tail;
+static bool stopping;
+static pthread_t thread;
+
+static unsigned long bid_hash(const struct pvprof_sb_build_id *id)
+{
+	unsigned long h = 0xcbf29ce484222325UL;
+	unsigned int i;
+
+	for (i = 0; i < id->size; i++)
+		h = (h ^ id->bytes[i]) * 0x100000001b3UL;
+	return h;
+}
+
+static int bid_match(struct cds_lfht_node *node, const void *key)
+{
+	const struct bid_entry *e = caa_container_of(node, struct bid_entry, node);
+	const struct pvprof_sb_build_id *id = key;
+
+	return e->id.size == id->size && !memcmp(e->id.bytes, id->bytes, id->size);
+}
+
+/**
+ * elf_file_info() - a file's build-id and PT_LOAD segments
+ * @path: for messages
+ * @fd: the file, open for reading
+ * @fi: filled in; build_id.size stays 0 when the file has none
+ *
+ * Return: 0, or -EINVAL when the file is not an ELF file libelf can read.
+ */
+int elf_file_info(const char *path, int fd, struct file_info *fi)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t i, nr_phdr;
+	int ret = -EINVAL;
+
+	memset(fi, 0, sizeof(*fi));
+	if (!elf)
+		return ret;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nr_phdr))
+		goto out;
+	for (i = 0; i < nr_phdr; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getphdr(elf, i, &ph))
+			continue;
+		if (ph.p_type == PT_LOAD && fi->nr_loads < 8) {
+			fi->loads[fi->nr_loads].offset = ph.p_offset;
+			fi->loads[fi->nr_loads].vaddr = ph.p_vaddr;
+			fi->loads[fi->nr_loads].filesz = ph.p_filesz;
+			fi->nr_loads++;
+		}
+		if (ph.p_type != PT_NOTE || fi->build_id.size)
+			continue;
+		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) &&
+			    nh.n_descsz && nh.n_descsz <= PVPROF_SB_BUILD_ID_MAX) {
+				fi->build_id.size = nh.n_descsz;
+				memcpy(fi->build_id.bytes, (char *)d->d_buf + desc_off,
+				       nh.n_descsz);
+				break;
+			}
+		}
+	}
+	ret = 0;
+out:
+	if (ret)
+		log_debug("%s: not an ELF file libelf reads", path);
+	elf_end(elf);
+	return ret;
+}
+
+/**
+ * elf_vaddr_of() - the ELF address that a file offset is mapped at
+ * @fi: the file's layout
+ * @pgoff: a mapping's file offset
+ *
+ * Return: the address in the PT_LOAD segment holding @pgoff, or @pgoff
+ * itself when no segment holds it.
+ */
+uint64_t elf_vaddr_of(const struct file_info *fi, uint64_t pgoff)
+{
+	uint32_t i;
+
+	for (i = 0; i < fi->nr_loads; i++) {
+		/* Segments start on page boundaries in the mapping. */
+		uint64_t off = fi->loads[i].offset & ~4095ULL;
+		uint64_t va = fi->loads[i].vaddr & ~4095ULL;
+
+		if (pgoff >= off && pgoff < fi->loads[i].offset + fi->loads[i].filesz)
+			return pgoff - off + va;
+	}
+	return pgoff;
+}
+
+struct fsym {
+	uint64_t addr;
+	uint64_t size;
+	const char *name;
+};
+
+static int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static struct sb_msg *elf_chunk(const struct pvprof_sb_build_id *id, uint64_t first,
+				struct pvprof_sb_sym_writer *w)
+{
+	struct sb_msg *m = msg_new(PVPROF_SB_ELF_SYMS, PVPROF_SIDEBAND_MAX_SIZE);
+	struct pvprof_sb_elf_syms *e;
+
+	if (!m)
+		return NULL;
+	e = (struct pvprof_sb_elf_syms *)m->data;
+	e->build_id = *id;
+	e->first = first;
+	pvprof_sb_sym_writer_init(w, m->data, sizeof(*e), PVPROF_SIDEBAND_MAX_SIZE, true, first);
+	return m;
+}
+
+static void elf_finish(struct sb_msg *m, struct pvprof_sb_sym_writer *w)
+{
+	struct pvprof_sb_elf_syms *e = (struct pvprof_sb_elf_syms *)m->data;
+
+	e->nr = w->nr;
+	e->hdr.size = w->len;
+	m->len = w->len;
+	send_wait_bulk_room();
+	send_enqueue(m, true);
+}
+
+/* Function symbols of one section of type @type; returns how many. */
+static size_t collect(Elf *elf, Elf64_Word type, struct fsym **out)
+{
+	Elf_Scn *scn = NULL;
+	size_t n = 0;
+
+	*out = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, count;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		count = sh.sh_size / sh.sh_entsize;
+		*out = calloc(count ? count : 1, sizeof(**out));
+		if (!*out)
+			return 0;
+		for (i = 0; i < count; i++) {
+			GElf_Sym s;
+			const char *name;
+
+			if (!gelf_getsym(d, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name || !name[0])
+				continue;
+			(*out)[n++] = (struct fsym){ s.st_value, s.st_size, name };
+		}
+		break;
+	}
+	return n;
+}
+
+/* Read and queue the symbols of one file; returns the entries queued. */
+static size_t send_symbols(const struct pvprof_sb_build_id *id, int fd)
+{
+	struct pvprof_sb_sym_writer w;
+	struct sb_msg *m = NULL;
+	struct fsym *v;
+	size_t n, i, sent = 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (!elf)
+		return 0;
+	n = collect(elf, SHT_SYMTAB, &v);
+	if (!n) {
+		free(v);
+		n = collect(elf, SHT_DYNSYM, &v);
+	}
+	qsort(v, n, sizeof(*v), fsym_cmp);
+	for (i = 0; i < n; i++) {
+		size_t len = strnlen(v[i].name, PVPROF_SB_NAME_MAX);
+		int r;
+
+		if (i && v[i].addr == v[i - 1].addr && !strcmp(v[i].name, v[i - 1].name))
+			continue;
+		if (!m && !(m = elf_chunk(id, v[i].addr, &w)))
+			break;
+		r = pvprof_sb_sym_put(&w, v[i].addr, v[i].size, v[i].name, len);
+		if (r == -1) {
+			elf_finish(m, &w);
+			m = NULL;
+			i--;
+			continue;
+		}
+		if (!r)
+			sent++;
+	}
+	if (m && w.nr)
+		elf_finish(m, &w);
+	else
+		free(m);
+	free(v);
+	elf_end(elf);
+	return sent;
+}
+
+/* Open the file with this build-id: by path, else through the mapping. */
+static int open_job(const struct job *j)
+{
+	char alt[96];
+	struct file_info fi;
+	int fd = open(j->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && !elf_file_info(j->path, fd, &fi) &&
+	    fi.build_id.size == j->id.size &&
+	    !memcmp(fi.build_id.bytes, j->id.bytes, j->id.size))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	/* Replaced or not reachable by path (another mount namespace). */
+	snprintf(alt, sizeof(alt), "/proc/%u/map_files/%llx-%llx", j->pid,
+		 (unsigned long long)j->start, (unsigned long long)j->end);
+	return open(alt, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * Still wanted: the collector has not started another publication since
+ * (which would ask again); set @nr on the entry when @record.
+ */
+static bool job_current(const struct job *j, bool record, size_t nr)
+{
+	struct cds_lfht_iter iter;
+	struct cds_lfht_node *node;
+	struct bid_entry *e;
+	bool current = false;
+
+	rcu_read_lock();
+	cds_lfht_lookup(table, bid_hash(&j->id), bid_match, &j->id, &iter);
+	node = cds_lfht_iter_get_node(&iter);
+	if (node) {
+		e = caa_container_of(node, struct bid_entry, node);
+		current = uatomic_read(&e->published) == j->publication;
+		if (record)
+			uatomic_set(&e->nr_syms, nr);
+	}
+	rcu_read_unlock();
+	return current;
+}
+
+static void *elf_thread(void *unused)
+{
+	struct job *j;
+	size_t n;
+	int fd;
+
+	(void)unused;
+	rcu_register_thread();
+	for (;;) {
+		pthread_mutex_lock(&job_lock);
+		while (!stopping && !jobs)
+			pthread_cond_wait(&job_cond, &job_lock);
+		if (stopping) {
+			pthread_mutex_unlock(&job_lock);
+			break;
+		}
+		j = jobs;
+		jobs = j->next;
+		if (!jobs)
+			jobs_tail = NULL;
+		pthread_mutex_unlock(&job_lock);
+
+		if (!job_current(j, false, 0)) {
+			free(j);
+			continue;
+		}
+		fd = open_job(j);
+		if (fd < 0) {
+			log_debug("%s: cannot open for its symbols: %m", j->path);
+		} else {
+			n = send_symbols(&j->id, fd);
+			job_current(j, true, n);
+			log_debug("%s: %zu function symbols", j->path, n);
+			close(fd);
+		}
+		free(j);
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+/**
+ * elf_want_symbols() - make sure a build-id's symbols go out once
+ * @id: the build-id (size > 0)
+ * @path: where the collector saw the file mapped
+ * @pid: a process that maps it
+ * @start: the mapping's start
+ * @end: its end
+ *
+ * Queues a job for the reader unless this publication already has one.
+ * Called from the collector thread only.
+ */
+void elf_want_symbols(const struct pvprof_sb_build_id *id, const char *path,
+		      uint32_t pid, uint64_t start, uint64_t end)
+{
+	unsigned long h = bid_hash(id);
+	struct cds_lfht_iter iter;
+	struct cds_lfht_node *node;
+	struct bid_entry *e;
+	struct job *j;
+
+	rcu_read_lock();
+	cds_lfht_lookup(table, h, bid_match, id, &iter);
+	node = cds_lfht_iter_get_node(&iter);
+	if (node) {
+		e = caa_container_of(node, struct bid_entry, node);
+		if (uatomic_read(&e->published) == uatomic_read(&publication)) {
+			rcu_read_unlock();
+			return;
+		}
+		uatomic_set(&e->published, uatomic_read(&publication));
+	} else {
+		e = calloc(1, sizeof(*e));
+		if (!e) {
+			rcu_read_unlock();
+			return;
+		}
+		e->id = *id;
+		e->published = uatomic_read(&publication);
+		cds_lfht_node_init(&e->node);
+		node = cds_lfht_add_unique(table, h, bid_match, id, &e->node);
+		if (node != &e->node)
+			free(e);
+	}
+	rcu_read_unlock();
+
+	j = calloc(1, sizeof(*j) + strlen(path) + 1);
+	if (!j)
+		return;
+	j->id = *id;
+	j->publication = uatomic_read(&publication);
+	j->pid = pid;
+	j->start = start;
+	j->end = end;
+	strcpy(j->path, path);
+	pthread_mutex_lock(&job_lock);
+	if (jobs_tail)
+		jobs_tail->next = j;
+	else
+		jobs = j;
+	jobs_tail = j;
+	pthread_cond_signal(&job_cond);
+	pthread_mutex_unlock(&job_lock);
+}
+
+/**
+ * elf_new_publication() - every build-id's symbols are due again
+ *
+ * Pending jobs of the old publication are dropped: the new one asks again.
+ */
+void elf_new_publication(void)
+{
+	struct job *j;
+
+	pthread_mutex_lock(&job_lock);
+	while ((j = jobs)) {
+		jobs = j->next;
+		free(j);
+	}
+	jobs_tail = NULL;
+	pthread_mutex_unlock(&job_lock);
+	uatomic_inc(&publication);
+}
+
+/**
+ * elf_start() - set up libelf, the build-id table and the reader thread
+ *
+ * Return: 0 or a negative errno.
+ */
+int elf_start(void)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	rcu_register_thread();
+	table = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE, NULL);
+	if (!table)
+		return -ENOMEM;
+	return -pthread_create(&thread, NULL, elf_thread, NULL);
+}
+
+static void free_entry(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct bid_entry, rcu));
+}
+
+/**
+ * elf_stop() - stop the reader and free the table
+ */
+void elf_stop(void)
+{
+	struct cds_lfht_iter iter;
+	struct bid_entry *e;
+
+	pthread_mutex_lock(&job_lock);
+	stopping = true;
+	pthread_cond_broadcast(&job_cond);
+	pthread_mutex_unlock(&job_lock);
+	pthread_join(thread, NULL);
+	elf_new_publication();
+	rcu_read_lock();
+	cds_lfht_for_each_entry(table, &iter, e, node) {
+		if (!cds_lfht_del(table, &e->node))
+			call_rcu(&e->rcu, free_entry);
+	}
+	rcu_read_unlock();
+	rcu_barrier();
+	cds_lfht_destroy(table, NULL);
+	rcu_unregister_thread();
+}
