@@ -23,6 +23,7 @@
 #include "main.h"
 #include "recording.h"
 #include "report.h"
+#include "symbolize.h"
 
 #define REPORT_DEFAULT_INPUT	"pvprof.data"
 #define REPORT_DEFAULT_LIMIT	50
@@ -354,9 +355,15 @@ static int build_record(void *opaque, const struct pvprof_st_view *v, uint64_t o
 	case PVPROF_ST_SIDEBAND:
 		s->sideband++;
 		s->sideband_bytes += v->sb_len;
-		if (c->res && c->res->sideband &&
-		    c->res->sideband(c->res->ctx, v->sb_msg, v->sb_len) < 0)
-			s->sideband_rejected++;
+		if (c->res && c->res->sideband) {
+			int ret = c->res->sideband(c->res->ctx, v->sb_msg, v->sb_len);
+
+			if (ret == -ENOMEM) {
+				c->error = ENOMEM;
+				return -1;
+			}
+			s->sideband_rejected += ret < 0;
+		}
 		return 0;
 	case PVPROF_ST_CALLCHAIN:
 		break;
@@ -530,11 +537,13 @@ static void write_host_counters(FILE *f, const struct recording_status *st)
  * @r: the recording
  * @p: its profile
  * @flt: the filters in force
+ * @res: the resolver used, or NULL
  *
  * Return: 0, or -1 on an output error.
  */
 int report_write_header(FILE *f, const char *path, const struct recording *r,
-			const struct profile *p, const struct report_filter *flt)
+			const struct profile *p, const struct report_filter *flt,
+			const struct report_resolver *res)
 {
 	const struct report_stats *s = &p->stats;
 	char buf[320], esc[REPORT_ESC_SIZE];
@@ -588,6 +597,8 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 		s->vcpu_events[PVPROF_VCPU_DROPPED], s->unknown);
 	fprintf(f, "# sideband: %" PRIu64 " messages (%" PRIu64 " bytes), %" PRIu64
 		" rejected\n", s->sideband, s->sideband_bytes, s->sideband_rejected);
+	if (res && res->describe)
+		res->describe(res->ctx, f);
 	fprintf(f, "# samples shown: %" PRIu64 ", frames: %" PRIu64
 		", unsymbolized frames: %" PRIu64 "\n", s->samples, s->frames,
 		s->unsymbolized);
@@ -809,6 +820,57 @@ int report_write_folded(FILE *f, const struct profile *p)
 }
 
 /* ------------------------------------------------------------------ */
+/* The symbolizer as a resolver                                        */
+/* ------------------------------------------------------------------ */
+
+static int sym_sideband(void *ctx, const void *msg, size_t len)
+{
+	return pvprof_symbolizer_add(ctx, msg, len);
+}
+
+static void sym_resolve(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exec_gen,
+			uint64_t addr, struct report_sym *out)
+{
+	struct pvprof_sym sym;
+
+	pvprof_symbolizer_resolve(ctx, kernel_frame, pid, exec_gen, addr, &sym);
+	out->symbol = sym.symbol;
+	out->dso = sym.dso;
+	out->offset = sym.offset;
+}
+
+static const char *sym_comm(void *ctx, uint32_t pid, uint32_t exec_gen)
+{
+	return pvprof_symbolizer_comm(ctx, pid, exec_gen);
+}
+
+static void sym_describe(void *ctx, FILE *f)
+{
+	struct pvprof_symbolizer_stats st;
+
+	pvprof_symbolizer_stats(ctx, &st);
+	fprintf(f, "# symbols from the guest agent: kernel %" PRIu64 " (of %" PRIu64
+		" announced), ELF %" PRIu64 ", processes %" PRIu64 ", mappings %" PRIu64
+		"; agent could not send %" PRIu64 " messages (%" PRIu64 " bytes)\n",
+		st.kernel_syms, st.kernel_syms_expected, st.elf_syms, st.processes,
+		st.mappings, st.agent_lost_messages, st.agent_lost_bytes);
+}
+
+/**
+ * symbolizer_resolver() - a resolver backed by the symbolizer library
+ * @s: the symbolizer, fed the recording's sideband in stream order
+ * @res: filled
+ */
+void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *res)
+{
+	res->ctx = s;
+	res->sideband = sym_sideband;
+	res->resolve = sym_resolve;
+	res->comm = sym_comm;
+	res->describe = sym_describe;
+}
+
+/* ------------------------------------------------------------------ */
 /* The command                                                         */
 /* ------------------------------------------------------------------ */
 
@@ -977,7 +1039,8 @@ static int report_open(const char *path, struct recording *r)
 int do_report(int argc, char **argv)
 {
 	struct report_args a = { 0 };
-	const struct report_resolver *res = NULL;
+	struct pvprof_symbolizer *sym;
+	struct report_resolver res;
 	FILE *svg = NULL;
 	struct recording r;
 	struct profile p;
@@ -999,15 +1062,22 @@ int do_report(int argc, char **argv)
 			return EXIT_FAILED;
 		}
 	}
-	if (profile_build(&p, &r, &a.filter, res)) {
+	sym = pvprof_symbolizer_new();
+	if (!sym) {
+		p_err("out of memory for the symbolizer");
+		ret = EXIT_FAILED;
+		goto close_svg;
+	}
+	symbolizer_resolver(sym, &res);
+	if (profile_build(&p, &r, &a.filter, &res)) {
 		ret = EXIT_FAILED;
 		goto free_profile;
 	}
 	if (a.folded) {
-		if (report_write_header(stderr, a.input, &r, &p, &a.filter) ||
+		if (report_write_header(stderr, a.input, &r, &p, &a.filter, &res) ||
 		    report_write_folded(stdout, &p))
 			ret = EXIT_FAILED;
-	} else if (report_write_header(stdout, a.input, &r, &p, &a.filter) ||
+	} else if (report_write_header(stdout, a.input, &r, &p, &a.filter, &res) ||
 		   (a.callgraph ? report_write_callgraph(stdout, &p) :
 		    report_write_top(stdout, &p, a.sort, a.limit))) {
 		ret = EXIT_FAILED;
@@ -1017,6 +1087,9 @@ int do_report(int argc, char **argv)
 	if (ret)
 		p_err("write the report: %s", strerror(errno));
 free_profile:
+	profile_free(&p);
+	pvprof_symbolizer_free(sym);
+close_svg:
 	if (svg && fclose(svg) && !ret) {
 		p_err("write %s: %s", a.flamegraph, strerror(errno));
 		ret = EXIT_FAILED;
@@ -1025,7 +1098,6 @@ free_profile:
 		p_err("write the report: %s", strerror(errno));
 		ret = EXIT_FAILED;
 	}
-	profile_free(&p);
 	recording_free(&r);
 	return ret;
 }
@@ -1055,6 +1127,8 @@ int do_script(int argc, char **argv)
 	};
 	struct report_filter flt = { .vcpu = -1, .pid = -1 };
 	const char *input = REPORT_DEFAULT_INPUT;
+	struct pvprof_symbolizer *sym;
+	struct report_resolver res;
 	struct recording r;
 	int opt, ret;
 
@@ -1079,10 +1153,18 @@ int do_script(int argc, char **argv)
 	ret = report_open(input, &r);
 	if (ret)
 		return ret;
-	if (report_write_script(stdout, &r, &flt, NULL) || fflush(stdout)) {
+	sym = pvprof_symbolizer_new();
+	if (!sym) {
+		p_err("out of memory for the symbolizer");
+		recording_free(&r);
+		return EXIT_FAILED;
+	}
+	symbolizer_resolver(sym, &res);
+	if (report_write_script(stdout, &r, &flt, &res) || fflush(stdout)) {
 		p_err("write the script output: %s", strerror(errno));
 		ret = EXIT_FAILED;
 	}
+	pvprof_symbolizer_free(sym);
 	recording_free(&r);
 	return ret;
 }

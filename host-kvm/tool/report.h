@@ -40,6 +40,7 @@ struct report_sym {
  *	errno for a message it rejected
  * @resolve: symbolizes one frame
  * @comm: the command name of a process, NULL when unknown
+ * @describe: optional, writes one header line on what it knows
  *
  * With no resolver every frame is unsymbolized (raw addresses).
  */
@@ -49,6 +50,7 @@ struct report_resolver {
 	void (*resolve)(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exec_gen,
 			uint64_t addr, struct report_sym *out);
 	const char *(*comm)(void *ctx, uint32_t pid, uint32_t exec_gen);
+	void (*describe)(void *ctx, FILE *f);
 };
 
 enum report_sort {
@@ -186,9 +188,14 @@ const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
 const char *sample_comm(const struct report_resolver *res, uint32_t pid,
 			uint32_t exec_gen, char *buf, size_t size);
 
+/* The guest agent's symbols (symbolize.c) as a resolver (report.c). */
+struct pvprof_symbolizer;
+void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *res);
+
 /* Writers; each returns 0, or -1 when the output could not be written. */
 int report_write_header(FILE *f, const char *path, const struct recording *r,
-			const struct profile *p, const struct report_filter *flt);
+			const struct profile *p, const struct report_filter *flt,
+			const struct report_resolver *res);
 int report_write_top(FILE *f, const struct profile *p, enum report_sort sort,
 		     uint64_t limit);
 int report_write_callgraph(FILE *f, const struct profile *p);

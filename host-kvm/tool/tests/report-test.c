@@ -122,6 +122,94 @@ static void gen_process(struct gen *g, uint32_t pid, const char *comm, bool vali
 					  0, g->time_ns, &p, sizeof(p)));
 }
 
+/* A sideband message as the agent sends it, framed into the stream. */
+static void gen_message(struct gen *g, void *msg, uint16_t type, uint32_t size)
+{
+	struct pvprof_sideband_hdr *sb = msg;
+
+	sb->type = type;
+	sb->version = PVPROF_SIDEBAND_VERSION;
+	sb->size = size;
+	sb->time_ns = g->time_ns;
+	if (pvprof_sideband_payload_check(msg, size) != PVPROF_SB_OK) {
+		fprintf(stderr, "report-test: a sideband message breaks the payload rules\n");
+		exit(2);
+	}
+	gen_put(g, pvprof_st_put_sideband(g->buf + g->len, sizeof(g->buf) - g->len,
+					  0, g->time_ns, msg, size));
+}
+
+struct named {
+	uint64_t addr, size;
+	const char *name;
+};
+
+/*
+ * What the guest agent publishes for the golden samples: the kernel (text
+ * at K(0), symbols K(1)..K(5), then a boundary), and /usr/bin/writer mapped
+ * at U(0) with ELF symbols, one of them hostile.
+ */
+static void gen_agent(struct gen *g)
+{
+	static const struct named ksyms[] = {
+		{ K(1), 0, "vfs_write" }, { K(2), 0, "ksys_write" },
+		{ K(3), 0, "do_syscall_64" }, { K(4), 0, "default_idle" },
+		{ K(5), 0, "cpu_startup_entry" }, { K(6), 0, "_etext_boundary" },
+	};
+	static const struct named esyms[] = {
+		{ 0x40, 0x40, "write_loop" }, { 0x80, 0x40, "main" },
+		{ 0xc0, 0x40, "compute" },
+		{ 0x280, 0x40, "<svg onload=alert(1)>;\x1b[31m" },
+	};
+	uint8_t msg[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_kernel *k = (void *)msg;
+	struct pvprof_sb_ksyms *ks = (void *)msg;
+	struct pvprof_sb_mmap *m = (void *)msg;
+	struct pvprof_sb_elf_syms *e = (void *)msg;
+	struct pvprof_sb_sym_writer w;
+	const char *path = "/usr/bin/writer";
+	size_t i;
+
+	memset(msg, 0, sizeof(msg));
+	k->stext = K(0);
+	k->etext = K(0) + 0x100000;
+	k->nr_syms = sizeof(ksyms) / sizeof(ksyms[0]);
+	strcpy(k->release, "6.1.0-test-amd64");
+	gen_message(g, k, PVPROF_SB_KERNEL, sizeof(*k));
+
+	memset(msg, 0, sizeof(msg));
+	pvprof_sb_sym_writer_init(&w, msg, sizeof(*ks), sizeof(msg), false, ksyms[0].addr);
+	for (i = 0; i < sizeof(ksyms) / sizeof(ksyms[0]); i++)
+		pvprof_sb_sym_put(&w, ksyms[i].addr, 0, ksyms[i].name, strlen(ksyms[i].name));
+	ks->first = ksyms[0].addr;
+	ks->nr = (uint16_t)w.nr;
+	gen_message(g, ks, PVPROF_SB_KSYMS, w.len);
+
+	for (i = 0; i < 2; i++) {	/* pid 100, and pid 200 (hostile names) */
+		memset(msg, 0, sizeof(msg));
+		m->pid = i ? 200 : 100;
+		m->exec_gen = 1;
+		m->start = U(0);
+		m->len = 0x10000;
+		m->build_id.size = 20;
+		memset(m->build_id.bytes, 0xab, 20);
+		m->path_len = (uint16_t)strlen(path);
+		memcpy(m->path, path, m->path_len);
+		gen_message(g, m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
+	}
+
+	memset(msg, 0, sizeof(msg));
+	pvprof_sb_sym_writer_init(&w, msg, sizeof(*e), sizeof(msg), true, esyms[0].addr);
+	for (i = 0; i < sizeof(esyms) / sizeof(esyms[0]); i++)
+		pvprof_sb_sym_put(&w, esyms[i].addr, esyms[i].size, esyms[i].name,
+				  strlen(esyms[i].name));
+	e->build_id.size = 20;
+	memset(e->build_id.bytes, 0xab, 20);
+	e->first = esyms[0].addr;
+	e->nr = (uint16_t)w.nr;
+	gen_message(g, e, PVPROF_SB_ELF_SYMS, w.len);
+}
+
 static const struct sample s_write = {	/* a write(2) from user code */
 	.vcpu = 0, .pid = 100, .tid = 100, .nr_kernel = 3, .nr_user = 2,
 	.frames = { K(1), K(2), K(3), U(1), U(2) },
@@ -228,6 +316,8 @@ static int write_golden(const char *path)
 					       0x100000 * (i + 1)));
 	gen_process(&g, 100, "writer", true);
 	gen_process(&g, 200, "bad", false);
+	gen_process(&g, 300, "<b>;\x1b[1m(x) y", true);
+	gen_agent(&g);
 	gen_sample(&g, &s_write);
 	gen_sample(&g, &s_user);
 	gen_sample(&g, &s_idle);
@@ -410,7 +500,7 @@ static int w_report(FILE *f, const struct recording *r, const struct profile *p)
 {
 	struct report_filter none = { .vcpu = -1, .pid = -1 };
 
-	return report_write_header(f, "golden.data", r, p, &none) ||
+	return report_write_header(f, "golden.data", r, p, &none, &fake) ||
 	       report_write_top(f, p, REPORT_SORT_SELF, 0);
 }
 
@@ -558,7 +648,7 @@ static void test_golden(const char *data_path)
 		return;
 	}
 	pass("golden: load the recording");
-	if (r.stream_records != 21 || !r.has_end || !r.start.present || !r.end_status.present)
+	if (r.stream_records != 27 || !r.has_end || !r.start.present || !r.end_status.present)
 		fail("golden: reader counts", "%" PRIu64 " records, end %d",
 		     r.stream_records, r.has_end);
 	else
@@ -573,7 +663,7 @@ static void test_golden(const char *data_path)
 	    p.stats.losses[PVPROF_LOSS_THROTTLED] != 3 ||
 	    p.stats.losses[PVPROF_LOSS_NOTICE_RING_FULL] != 2 ||
 	    p.stats.losses[PVPROF_LOSS_STREAM_OVERFLOW] != 1 ||
-	    p.stats.sideband != 2 || p.stats.sideband_rejected != 1 ||
+	    p.stats.sideband != 8 || p.stats.sideband_rejected != 1 ||
 	    p.stats.unknown != 1 || p.stats.unsymbolized != 1 + 120 ||
 	    p.stats.vcpu_events[PVPROF_VCPU_REGISTERED] != 2)
 		fail("golden: header totals", "callchains %" PRIu64 " stale %" PRIu64

@@ -4,8 +4,9 @@
 # kvm-pvprof record, report and script on this machine (no VM needed):
 # report-test's reader and writer tests, then the command line against the
 # golden recording it synthesizes: every output format compared with the
-# files in golden/ (raw addresses: the command has no symbolizer input in
-# that recording), perf script output parsed with the rules FlameGraph's
+# files in golden/ (symbolized by the symbolizer library from the agent's
+# sideband in the recording: kernel symbols, a mapping with ELF symbols,
+# hostile names and comms), perf script output parsed with the rules FlameGraph's
 # stackcollapse-perf.pl applies, the SVG parsed as XML, usage errors, and
 # damaged recordings.
 #
@@ -65,13 +66,13 @@ cli() {
 	fi
 }
 
-echo "== report, script and their formats (unsymbolized)"
+echo "== report, script and their formats (symbolized from the recording)"
 cd "$tmp" || exit 2
 cli "report: default (header, top functions)" cli-report.txt report -i golden.data
 cli "report: --sort total --limit 3" cli-total.txt report -i golden.data --sort total --limit 3
 cli "report: --callgraph --user" cli-callgraph.txt report -i golden.data --callgraph --user
 cli "report: --vcpu 0 --kernel" cli-vcpu0-kernel.txt report -i golden.data --vcpu 0 --kernel
-cli "report: --pid 100 --comm :100" cli-pid100.txt report -i golden.data --pid 100 --comm :100
+cli "report: --pid 100 --comm writer" cli-pid100.txt report -i golden.data --pid 100 --comm writer
 cli "script: perf script text" cli-script.txt script -i golden.data
 
 # The header is always there: with --folded it goes to stderr.
@@ -83,8 +84,8 @@ else
 	compare "report --folded: stacks on stdout" "$tmp/folded" cli-folded.txt
 	if grep -q '^# losses: 6 (notice_ring_full 2, throttled 3' "$tmp/folded.err" &&
 	   grep -q '^# stale: 1, skewed: 1, truncated: 1$' "$tmp/folded.err" &&
-	   grep -q '^# sideband: 2 messages (96 bytes), 0 rejected$' "$tmp/folded.err" &&
-	   grep -q 'unsymbolized frames: 158$' "$tmp/folded.err"; then
+	   grep -q '^# sideband: 8 messages (849 bytes), 1 rejected$' "$tmp/folded.err" &&
+	   grep -q 'unsymbolized frames: 64$' "$tmp/folded.err"; then
 		pass "report --folded: header with losses, flags, sideband, unsymbolized on stderr"
 	else
 		fail "report --folded: header on stderr" "$(head -c 400 "$tmp/folded.err")"
@@ -163,7 +164,7 @@ if why=$(perl -e '
 	die $bad if $bad;
 	die "samples $samples frames $frames\n" if $samples != 11 or $frames != 158;
 	die "idle stack: " . join(",", keys %collapsed) . "\n"
-		unless $collapsed{"swapper;[unknown];[unknown]"} == 1;
+		unless $collapsed{"swapper;cpu_startup_entry+0x0;default_idle+0x0"} == 1;
 ' "$golden/cli-script.txt" 2>&1); then
 	pass "script: stackcollapse-perf.pl rules parse 11 samples, 158 frames, nothing unrecognized"
 else
