@@ -227,6 +227,15 @@ void kvm_vm_free(struct kvm_vm *vm)
 	free(vm);
 }
 
+void vcpu_release(struct kvm_vcpu *vcpu)
+{
+	int mmap_size = ioctl(vcpu->vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, NULL);
+
+	TEST_ASSERT(munmap(vcpu->run, mmap_size) == 0, "munmap of kvm_run failed");
+	close(vcpu->fd);
+	free(vcpu);
+}
+
 int _vcpu_run(struct kvm_vcpu *vcpu)
 {
 	return ioctl(vcpu->fd, KVM_RUN, NULL);

@@ -46,6 +46,12 @@ struct kvm_vm *vm_create_with_one_vcpu(struct kvm_vcpu **vcpu,
 				       guest_code_t guest_code);
 void kvm_vm_free(struct kvm_vm *vm);
 
+/*
+ * Unmap kvm_run and close the vCPU fd: both hold the VM alive, so a test
+ * that wants the VM destroyed by kvm_vm_free() releases its vCPUs first.
+ */
+void vcpu_release(struct kvm_vcpu *vcpu);
+
 /* The host address of guest address @gva; fails the case if unmapped. */
 void *addr_gva2hva(struct kvm_vm *vm, uint64_t gva);
 
