@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: kvm-pvprof's recording reader and every report writer.
+ *
+ * The input is a recording file.  The reader must accept it or refuse it
+ * with a message that names an offset, never read outside it.  An accepted
+ * recording goes through every writer (header, top functions by self and
+ * by total, call graph, folded stacks, SVG, perf script) with a resolver
+ * that names each frame and process by bytes of the input, so the names
+ * are as hostile as the fuzzer makes them, then again with the symbolizer
+ * library fed the recording's sideband, as the command does.  Whatever the names, every
+ * output must stay plain ASCII lines (no control byte but newline and tab),
+ * folded stacks must keep one "frames count" per line, the SVG must carry
+ * no element or attribute a name could have injected, and the self counts
+ * must add up.
+ *
+ * Seeds in corpus/recording: the golden recording of
+ * host-kvm/tool/tests/report-test ("report-test gen FILE") and cuts of it.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sideband.h"
+#include "host-kvm/tool/recording.h"
+#include "host-kvm/tool/report.h"
+#include "host-kvm/tool/symbolize.h"
+
+#define FUZZ_CHECK(cond)	do { if (!(cond)) abort(); } while (0)
+
+/* Names made of input bytes: up to 300 of them, any byte but NUL. */
+struct names {
+	const uint8_t *data;
+	size_t len;
+	char sym[301], dso[301], comm[301];
+};
+
+static void name_from(const struct names *n, uint64_t key, char *out, size_t size)
+{
+	size_t start, len, i;
+
+	out[0] = '\0';
+	if (!n->len)
+		return;
+	start = key % n->len;
+	len = (key >> 8) % size;
+	for (i = 0; i < len && start + i < n->len && n->data[start + i]; i++)
+		out[i] = (char)n->data[start + i];
+	out[i] = '\0';
+}
+
+static void fuzz_resolve(void *ctx, bool kernel, uint32_t pid, uint32_t exec_gen,
+			 uint64_t addr, struct report_sym *out)
+{
+	struct names *n = ctx;
+
+	(void)exec_gen;
+	/* One address in four stays unsymbolized, one in eight has no DSO. */
+	if ((addr & 3) == 0)
+		return;
+	name_from(n, addr ^ pid, n->sym, sizeof(n->sym));
+	name_from(n, addr >> 3, n->dso, sizeof(n->dso));
+	out->symbol = n->sym;
+	out->dso = (addr & 7) == 1 ? NULL : n->dso;
+	out->offset = addr & 0xfff;
+	(void)kernel;
+}
+
+static const char *fuzz_comm(void *ctx, uint32_t pid, uint32_t exec_gen)
+{
+	struct names *n = ctx;
+
+	if (pid % 5 == 0)
+		return NULL;
+	name_from(n, (uint64_t)pid * 31 + exec_gen, n->comm, sizeof(n->comm));
+	return n->comm;
+}
+
+static int fuzz_sideband(void *ctx, const void *msg, size_t len)
+{
+	(void)ctx;
+	return pvprof_sideband_payload_check(msg, len) == PVPROF_SB_OK ? 0 : -1;
+}
+
+/* Output is ASCII lines: no control byte other than newline and tab. */
+static void check_ascii(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		FUZZ_CHECK(c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f));
+	}
+}
+
+static void check_folded(const char *s, size_t len, uint64_t samples)
+{
+	uint64_t sum = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		const char *line = s + i, *nl = memchr(line, '\n', len - i), *sp;
+
+		FUZZ_CHECK(nl);
+		sp = nl;
+		while (sp > line && sp[-1] >= '0' && sp[-1] <= '9')
+			sp--;
+		FUZZ_CHECK(sp < nl && sp > line + 1 && sp[-1] == ' ');
+		sum += strtoull(sp, NULL, 10);
+		i = (size_t)(nl - s) + 1;
+	}
+	FUZZ_CHECK(sum == samples);
+}
+
+/*
+ * Names are text: every '<' in the SVG starts one of the writer's own tags,
+ * so no name opened an element (and, with '"' escaped, no attribute).
+ */
+static void check_svg(const char *s, size_t len)
+{
+	static const char *const tags[] = {
+		"<?xml ", "<svg ", "</svg>", "<style>", "</style>", "<rect ", "<text ",
+		"</text>", "<g>", "</g>", "<title>", "</title>",
+	};
+	const char *p = s, *end = s + len;
+
+	while ((p = memchr(p, '<', (size_t)(end - p)))) {
+		size_t i, n = sizeof(tags) / sizeof(tags[0]);
+
+		for (i = 0; i < n; i++)
+			if ((size_t)(end - p) >= strlen(tags[i]) &&
+			    !memcmp(p, tags[i], strlen(tags[i])))
+				break;
+		FUZZ_CHECK(i < n);
+		p++;
+	}
+}
+
+static void run_writers(const struct recording *r, const struct report_resolver *res)
+{
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	struct report_filter kernel = { .vcpu = 0, .pid = -1,
+					.flags = REPORT_F_KERNEL_ONLY };
+	struct profile p;
+	uint64_t self_sum = 0, empty, samples;
+	char *buf = NULL;
+	size_t len = 0;
+	uint32_t i;
+	FILE *f;
+
+	FUZZ_CHECK(!profile_build(&p, r, &none, res));
+	for (i = 0; i < p.nr_funcs; i++) {
+		FUZZ_CHECK(p.funcs[i].self <= p.funcs[i].total);
+		FUZZ_CHECK(p.funcs[i].total <= p.stats.samples);
+		self_sum += p.funcs[i].self;
+	}
+	empty = p.stats.empty;
+	FUZZ_CHECK(self_sum == p.stats.samples - empty);
+	FUZZ_CHECK(p.stats.unsymbolized <= p.stats.frames);
+
+	f = open_memstream(&buf, &len);
+	FUZZ_CHECK(f);
+	FUZZ_CHECK(!report_write_header(f, "fuzz", r, &p, &kernel, res));
+	FUZZ_CHECK(!report_write_top(f, &p, REPORT_SORT_SELF, 0));
+	FUZZ_CHECK(!report_write_top(f, &p, REPORT_SORT_TOTAL, 3));
+	FUZZ_CHECK(!report_write_callgraph(f, &p));
+	FUZZ_CHECK(!report_write_script(f, r, &none, res));
+	FUZZ_CHECK(!fclose(f));
+	check_ascii(buf, len);
+	free(buf);
+
+	f = open_memstream(&buf, &len);
+	FUZZ_CHECK(f && !report_write_folded(f, &p) && !fclose(f));
+	check_ascii(buf, len);
+	check_folded(buf, len, p.stats.samples);
+	free(buf);
+
+	f = open_memstream(&buf, &len);
+	FUZZ_CHECK(f && !report_write_flamegraph(f, &p, "fuzz") && !fclose(f));
+	check_ascii(buf, len);
+	check_svg(buf, len);
+	free(buf);
+	samples = p.stats.samples;
+	profile_free(&p);
+
+	/* vCPU 0's kernel frames: a subset of the samples, no user frame. */
+	FUZZ_CHECK(!profile_build(&p, r, &kernel, res));
+	FUZZ_CHECK(p.stats.samples <= samples);
+	for (i = 0; i < p.nr_funcs; i++)
+		FUZZ_CHECK(p.funcs[i].kind == PROFILE_KIND_KERNEL);
+	profile_free(&p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct names n = { .data = data, .len = size };
+	const struct report_resolver res = {
+		.ctx = &n,
+		.sideband = fuzz_sideband,
+		.resolve = fuzz_resolve,
+		.comm = fuzz_comm,
+	};
+	struct pvprof_symbolizer *sym;
+	struct report_resolver sym_res;
+	struct recording r;
+	char err[512];
+
+	if (recording_parse(&r, data, size, err, sizeof(err))) {
+		FUZZ_CHECK(!strncmp(err, "offset ", 7));
+		return 0;
+	}
+	FUZZ_CHECK(r.has_host && r.has_vm && r.stream_records >= 1);
+	run_writers(&r, &res);
+	run_writers(&r, NULL);
+	/* The symbolizer fed the recording's own sideband, as report does. */
+	sym = pvprof_symbolizer_new();
+	FUZZ_CHECK(sym);
+	symbolizer_resolver(sym, &sym_res);
+	run_writers(&r, &sym_res);
+	pvprof_symbolizer_free(sym);
+	return 0;
+}
