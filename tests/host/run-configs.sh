@@ -36,7 +36,7 @@ configs=(
 
 # Programs that need pvprof's data path: nothing of theirs applies to stock
 # KVM (its refusals are ctl_test's and sample_test's), so stock runs without them.
-pvprof_only=" hostile_test "
+pvprof_only=" hostile_test lifecycle_test "
 
 passed=0 failed=0 skipped=0
 suite_start=$(date +%s)

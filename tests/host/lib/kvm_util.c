@@ -158,7 +158,7 @@ static void vm_add_memory(struct kvm_vm *vm)
 /* Where guest code lands if it returns instead of calling GUEST_DONE(). */
 extern const char guest_code_returned[];
 
-static struct kvm_vcpu *vm_add_vcpu(struct kvm_vm *vm, guest_code_t guest_code)
+struct kvm_vcpu *vm_vcpu_add(struct kvm_vm *vm, guest_code_t guest_code)
 {
 	struct kvm_vcpu *vcpu = calloc(1, sizeof(*vcpu));
 	struct kvm_sregs sregs;
@@ -199,6 +199,28 @@ static struct kvm_vcpu *vm_add_vcpu(struct kvm_vm *vm, guest_code_t guest_code)
 struct kvm_vm *vm_create_with_one_vcpu(struct kvm_vcpu **vcpu,
 				       guest_code_t guest_code)
 {
+	struct kvm_vm *vm = vm_create_barebones();
+
+	*vcpu = vm_vcpu_add(vm, guest_code);
+	return vm;
+}
+
+void vm_memslot_set(struct kvm_vm *vm, uint32_t slot, uint32_t flags,
+		    uint64_t gpa, uint64_t size, void *hva)
+{
+	struct kvm_userspace_memory_region region = {
+		.slot = slot,
+		.flags = flags,
+		.guest_phys_addr = gpa,
+		.memory_size = size,
+		.userspace_addr = (uint64_t)(uintptr_t)hva,
+	};
+
+	vm_ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region);
+}
+
+struct kvm_vm *vm_create_barebones(void)
+{
 	struct kvm_vm *vm = calloc(1, sizeof(*vm));
 
 	TEST_ASSERT(vm, "out of memory");
@@ -214,7 +236,6 @@ struct kvm_vm *vm_create_with_one_vcpu(struct kvm_vcpu **vcpu,
 	sync_global_to_guest(vm, guest_cpu_is_amd);
 
 	vm_setup_long_mode_tables(vm);
-	*vcpu = vm_add_vcpu(vm, guest_code);
 	return vm;
 }
 

@@ -44,6 +44,22 @@ int kvm_check_cap(long cap);
  */
 struct kvm_vm *vm_create_with_one_vcpu(struct kvm_vcpu **vcpu,
 				       guest_code_t guest_code);
+/*
+ * The same in two steps, for tests that configure the VM before its vCPU
+ * exists (e.g. KVM_CAP_DIRTY_LOG_RING): the VM with its memory and page
+ * tables, then the vCPU (one per VM: the library has one guest stack).
+ */
+struct kvm_vm *vm_create_barebones(void);
+struct kvm_vcpu *vm_vcpu_add(struct kvm_vm *vm, guest_code_t guest_code);
+
+/*
+ * KVM_SET_USER_MEMORY_REGION for memslot @slot (0 is the library's):
+ * create, move (same slot and size, new @gpa), change flags, or delete
+ * (@size 0).
+ */
+void vm_memslot_set(struct kvm_vm *vm, uint32_t slot, uint32_t flags,
+		    uint64_t gpa, uint64_t size, void *hva);
+
 void kvm_vm_free(struct kvm_vm *vm);
 
 /*

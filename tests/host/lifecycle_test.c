@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Registration lifecycle under sampling (issue #4, spec sections 5 and 11):
+ * a vCPU reset, the buffer's memslot deleted or moved, dirty logging and
+ * the dirty ring, ENABLE/DISABLE a thousand times while the vCPU runs, and
+ * the VM destroyed while sampling with a reader blocked in read().
+ *
+ * The buffer lives in its own memslot (slot 1) so that it can be deleted,
+ * moved and dirty-logged alone. The guest answers notices with the shared
+ * core (core/guest.h) and runs in ticks of about 10 ms (GUEST_SYNC), so the
+ * host watches STATUS while sampling and steers the guest through its
+ * globals in guest memory.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kvm_util.h"
+#include "pvprof_guest.h"
+#include "pvprof_host_util.h"
+#include "core/guest.h"
+
+enum { STAGE_TICK = 1, STAGE_QUIESCED, STAGE_REREGISTERED };
+
+#define BUF_SLOT	1
+#define BUF_GPA		0x2000000ULL
+#define BUF_SIZE	(4 * PVPROF_PAGE_SIZE)
+#define SLOT_SIZE	(16 * PVPROF_PAGE_SIZE)
+#define MOVED_GPA	0x3000000ULL
+#define TICK_CYCLES	(20ULL * 1000 * 1000)
+#define PHASE_SECONDS	60
+/* CR0 after RESET: CD, NW and ET set, protection and paging off. */
+#define CR0_RESET_VALUE	0x60000010ULL
+
+static struct pvprof_guest_buf gbuf;
+static volatile uint32_t g_stop, g_live, g_ignore;
+
+#define guest_var(vm, g)	(*(__typeof__(g) *)addr_gva2hva(vm, (uint64_t)&(g)))
+
+static inline uint64_t guest_rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static void capture(void *ctx, const struct pvprof_notice *n,
+		    struct pvprof_record *rec, uint32_t max_frames)
+{
+	const struct ex_regs *regs = ctx;
+
+	(void)n;
+	(void)max_frames;
+	rec->frames[0] = PVPROF_KERNEL_HALF_START + regs->rip;
+	rec->nr_kernel = 1;
+	rec->flags = PVPROF_REC_F_KTHREAD;
+}
+
+static void guest_nmi(struct ex_regs *regs)
+{
+	struct pvprof_nmi_result res;
+
+	if (g_live && !g_ignore)
+		pvprof_guest_nmi(&gbuf, capture, regs, &res);
+}
+
+static void guest_register(void)
+{
+	memset((void *)BUF_GPA, 0, BUF_SIZE);
+	GUEST_ASSERT(!pvprof_guest_buf_init(&gbuf, (void *)BUF_GPA, BUF_SIZE));
+	/* Live before REGISTER returns: the first NMI may come right after. */
+	g_live = 1;
+	GUEST_ASSERT_EQ(pvprof_hypercall(PVPROF_OP_REGISTER, BUF_GPA, BUF_SIZE, 0), 0);
+}
+
+static void guest_ticks(void)
+{
+	while (!g_stop) {
+		uint64_t start = guest_rdtsc();
+
+		while (guest_rdtsc() - start < TICK_CYCLES)
+			__asm__ volatile("pause");
+		GUEST_SYNC(STAGE_TICK);
+	}
+	g_stop = 0;
+}
+
+static void guest_quiesce(void)
+{
+	int64_t query = pvprof_hypercall(PVPROF_OP_QUERY, BUF_GPA, 0, 0);
+
+	g_live = 0;
+	GUEST_ASSERT_EQ(pvprof_hypercall(PVPROF_OP_UNREGISTER, 0, 0, 0), 0);
+	GUEST_SYNC_ARGS(STAGE_QUIESCED, query, 0, 0);
+}
+
+/* Register, sample until told, leave; then the same again. */
+static void guest_code(void)
+{
+	guest_register();
+	guest_ticks();
+	guest_quiesce();
+	guest_register();
+	GUEST_SYNC(STAGE_REREGISTERED);
+	guest_ticks();
+	guest_quiesce();
+	GUEST_DONE();
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct test_vm {
+	struct kvm_vm *vm;
+	struct kvm_vcpu *vcpu;
+	uint8_t *slot_mem;
+	int stream_fd;
+	struct pvprof_stream_counts sc;
+};
+
+static struct pvprof_ctl_enable enable_2khz(void)
+{
+	return (struct pvprof_ctl_enable) {
+		.flags = PVPROF_ENABLE_F_FREQ,
+		.event = PVPROF_EVENT_CPU_CLOCK,
+		.sample_freq = 2000,
+	};
+}
+
+/* The VM, the buffer's memslot (with @slot_flags), sampling and a reader. */
+static void test_vm_start(struct test_vm *t, uint32_t slot_flags)
+{
+	struct pvprof_ctl_enable en = enable_2khz();
+
+	memset(t, 0, sizeof(*t));
+	t->vm = vm_create_barebones();
+	t->vcpu = vm_vcpu_add(t->vm, guest_code);
+	t->slot_mem = mmap(NULL, SLOT_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	TEST_ASSERT(t->slot_mem != MAP_FAILED, "mmap");
+	vm_memslot_set(t->vm, BUF_SLOT, slot_flags, BUF_GPA, SLOT_SIZE, t->slot_mem);
+	vm_install_exception_handler(t->vm, NMI_VECTOR, guest_nmi);
+	pvprof_enable(t->vm, &en);
+	t->stream_fd = pvprof_stream_open(t->vm);
+}
+
+/* Ticks until @done says so (or fail after PHASE_SECONDS). */
+static void run_ticks(struct test_vm *t, bool (*done)(const struct pvprof_vcpu_status *,
+						      uint64_t),
+		      uint64_t arg, struct pvprof_vcpu_status *vs)
+{
+	uint64_t deadline = now_ns() + PHASE_SECONDS * 1000000000ULL;
+	struct ucall uc;
+
+	for (;;) {
+		vcpu_run_expect_sync(t->vcpu, STAGE_TICK, &uc);
+		pvprof_vcpu_status(t->vm, 1, 0, vs);
+		if (done(vs, arg))
+			return;
+		if (now_ns() > deadline) {
+			pvprof_print_books("at the deadline", vs);
+			TEST_FAIL("condition not reached in %d s", PHASE_SECONDS);
+		}
+	}
+}
+
+static bool records_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
+{
+	return vs->records >= n;
+}
+
+static bool dropped_and_sampled(const struct pvprof_vcpu_status *vs, uint64_t unreg)
+{
+	return !vs->registered && vs->losses[PVPROF_LOSS_UNREGISTERED] >= unreg + 5;
+}
+
+static bool notices_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
+{
+	return vs->notices >= n;
+}
+
+/* Stop the ticks, quiesce, and check the books and the registration. */
+static uint64_t quiesce(struct test_vm *t, struct pvprof_vcpu_status *vs)
+{
+	struct ucall uc;
+
+	guest_var(t->vm, g_stop) = 1;
+	pvprof_disable(t->vm);
+	vcpu_run_expect_sync(t->vcpu, STAGE_QUIESCED, &uc);
+	pvprof_vcpu_status(t->vm, 1, 0, vs);
+	pvprof_assert_books(vs, "quiesced");
+	pvprof_stream_read(t->stream_fd, &t->sc, false);
+	TEST_ASSERT_EQ(t->sc.callchains + vs->losses[PVPROF_LOSS_STREAM_OVERFLOW],
+		       vs->records);
+	return uc.args[1];
+}
+
+/* Second round: the same vCPU registers again and is sampled normally. */
+static void second_round_and_end(struct test_vm *t, const char *name)
+{
+	struct pvprof_ctl_enable en = enable_2khz();
+	struct pvprof_vcpu_status vs, before;
+	unsigned int r;
+
+	pvprof_vcpu_status(t->vm, 1, 0, &before);
+	pvprof_enable(t->vm, &en);
+	vcpu_run_expect_sync(t->vcpu, STAGE_REREGISTERED, NULL);
+	run_ticks(t, records_reach, before.records + 20, &vs);
+	TEST_ASSERT_EQ(quiesce(t, &vs), PVPROF_QUERY_REGISTERED);
+	vcpu_run_expect_done(t->vcpu);
+	pvprof_print_books(name, &vs);
+
+	vcpu_release(t->vcpu);
+	kvm_vm_free(t->vm);
+	munmap(t->slot_mem, SLOT_SIZE);
+	pvprof_stream_read(t->stream_fd, &t->sc, true);
+	TEST_ASSERT_EQ(t->sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
+		       vs.records);
+	for (r = 0; r < PVPROF_LOSS_NR; r++)
+		TEST_ASSERT(t->sc.losses[r] == vs.losses[r],
+			    "LOSS records of reason %u add up to %llu, STATUS says %llu",
+			    r, (unsigned long long)t->sc.losses[r],
+			    (unsigned long long)vs.losses[r]);
+	close(t->stream_fd);
+}
+
+/* KVM_SET_SREGS to real mode (what QEMU does on reset) drops it (5.2). */
+static void test_reset_drops_registration(void)
+{
+	struct pvprof_vcpu_status vs;
+	struct kvm_sregs sregs, real;
+	struct test_vm t;
+
+	test_vm_start(&t, 0);
+	run_ticks(&t, records_reach, 10, &vs);
+	vcpu_sregs_get(t.vcpu, &sregs);
+	real = sregs;
+	real.cr0 = CR0_RESET_VALUE;
+	real.cr4 = 0;
+	real.efer = 0;
+	real.cs.l = 0;
+	vcpu_sregs_set(t.vcpu, &real);
+	pvprof_vcpu_status(t.vm, 1, 0, &vs);
+	TEST_ASSERT_EQ(vs.registered, 0);
+	/* Back to where the guest was: it keeps running, unregistered. */
+	guest_var(t.vm, g_live) = 0;
+	vcpu_sregs_set(t.vcpu, &sregs);
+	run_ticks(&t, dropped_and_sampled, vs.losses[PVPROF_LOSS_UNREGISTERED], &vs);
+	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_UNREGISTERED);
+	TEST_ASSERT_EQ(t.sc.dropped, 1);
+	TEST_ASSERT_EQ(t.sc.unregistered, 0);
+	second_round_and_end(&t, "reset_drops_registration");
+}
+
+/* The buffer's memslot deleted, or moved, while sampling (5.2, item 4). */
+static void memslot_gone(bool move)
+{
+	struct pvprof_vcpu_status vs;
+	struct test_vm t;
+
+	test_vm_start(&t, 0);
+	run_ticks(&t, records_reach, 10, &vs);
+	/* The guest must not touch the buffer's old address any more. */
+	guest_var(t.vm, g_live) = 0;
+	vm_memslot_set(t.vm, BUF_SLOT, 0, move ? MOVED_GPA : BUF_GPA,
+		       move ? SLOT_SIZE : 0, t.slot_mem);
+	run_ticks(&t, dropped_and_sampled, vs.losses[PVPROF_LOSS_UNREGISTERED], &vs);
+	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_UNREGISTERED);
+	TEST_ASSERT_EQ(t.sc.dropped, 1);
+	/* Put it back where it was (a move back, or a new slot). */
+	vm_memslot_set(t.vm, BUF_SLOT, 0, BUF_GPA, SLOT_SIZE,
+		       t.slot_mem);
+	second_round_and_end(&t, move ? "memslot_moved" : "memslot_deleted");
+}
+
+static void test_memslot_deleted_while_sampling(void)
+{
+	memslot_gone(false);
+}
+
+static void test_memslot_moved_while_sampling(void)
+{
+	memslot_gone(true);
+}
+
+/*
+ * Dirty logging: while the guest ignores its notices (and writes nothing
+ * in the buffer), the host's notices alone must dirty the buffer's first
+ * page, and nothing else of it.
+ */
+static void test_dirty_log_marks_buffer(void)
+{
+	uint64_t bitmap[SLOT_SIZE / PVPROF_PAGE_SIZE / 64 + 1];
+	struct kvm_dirty_log log = { .slot = BUF_SLOT, .dirty_bitmap = bitmap };
+	struct pvprof_vcpu_status vs;
+	struct test_vm t;
+
+	test_vm_start(&t, KVM_MEM_LOG_DIRTY_PAGES);
+	run_ticks(&t, records_reach, 5, &vs);
+	guest_var(t.vm, g_ignore) = 1;
+	/* Let a tick pass so that no answer is in flight, then clear the log. */
+	run_ticks(&t, notices_reach, vs.notices + 1, &vs);
+	vm_ioctl(t.vm, KVM_GET_DIRTY_LOG, &log);
+	run_ticks(&t, notices_reach, vs.notices + 3, &vs);
+	memset(bitmap, 0, sizeof(bitmap));
+	vm_ioctl(t.vm, KVM_GET_DIRTY_LOG, &log);
+	TEST_ASSERT(bitmap[0] & 1, "the page holding the notices is not dirty (bitmap %#llx)",
+		    (unsigned long long)bitmap[0]);
+	TEST_ASSERT((bitmap[0] & ~1ULL) == 0,
+		    "pages no one wrote are dirty (bitmap %#llx)",
+		    (unsigned long long)bitmap[0]);
+	guest_var(t.vm, g_ignore) = 0;
+	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_REGISTERED);
+	second_round_and_end(&t, "dirty_log");
+}
+
+/* The same with the dirty ring: entries for slot 1 come from the host. */
+static void test_dirty_ring_marks_buffer(void)
+{
+	const uint32_t ring_bytes = 4096 * sizeof(struct kvm_dirty_gfn);
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_DIRTY_LOG_RING,
+				      .args = { ring_bytes } };
+	struct pvprof_ctl_enable en = enable_2khz();
+	struct pvprof_vcpu_status vs;
+	struct kvm_dirty_gfn *ring;
+	uint64_t page0 = 0, others = 0;
+	uint32_t i, next = 0;
+	struct test_vm t;
+
+	TEST_REQUIRE(kvm_check_cap(KVM_CAP_DIRTY_LOG_RING) > 0);
+	memset(&t, 0, sizeof(t));
+	t.vm = vm_create_barebones();
+	vm_ioctl(t.vm, KVM_ENABLE_CAP, &cap);
+	t.vcpu = vm_vcpu_add(t.vm, guest_code);
+	ring = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, t.vcpu->fd,
+		    (off_t)KVM_DIRTY_LOG_PAGE_OFFSET * getpagesize());
+	TEST_ASSERT(ring != MAP_FAILED, "mmap of the dirty ring");
+	t.slot_mem = mmap(NULL, SLOT_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	TEST_ASSERT(t.slot_mem != MAP_FAILED, "mmap");
+	vm_memslot_set(t.vm, BUF_SLOT, KVM_MEM_LOG_DIRTY_PAGES, BUF_GPA, SLOT_SIZE,
+		       t.slot_mem);
+	vm_install_exception_handler(t.vm, NMI_VECTOR, guest_nmi);
+	pvprof_enable(t.vm, &en);
+	t.stream_fd = pvprof_stream_open(t.vm);
+
+	run_ticks(&t, records_reach, 5, &vs);
+	guest_var(t.vm, g_ignore) = 1;
+	run_ticks(&t, notices_reach, vs.notices + 1, &vs);
+	/* Collect and reset what is there, then watch the host alone. */
+	for (;; next++) {
+		struct kvm_dirty_gfn *e = &ring[next % 4096];
+
+		if (!(__atomic_load_n(&e->flags, __ATOMIC_ACQUIRE) & KVM_DIRTY_GFN_F_DIRTY))
+			break;
+		__atomic_store_n(&e->flags, KVM_DIRTY_GFN_F_RESET, __ATOMIC_RELEASE);
+	}
+	TEST_ASSERT(ioctl(t.vm->fd, KVM_RESET_DIRTY_RINGS, 0) >= 0, "KVM_RESET_DIRTY_RINGS");
+	run_ticks(&t, notices_reach, vs.notices + 3, &vs);
+	for (i = next;; i++) {
+		struct kvm_dirty_gfn *e = &ring[i % 4096];
+
+		if (!(__atomic_load_n(&e->flags, __ATOMIC_ACQUIRE) & KVM_DIRTY_GFN_F_DIRTY))
+			break;
+		if (e->slot == BUF_SLOT && e->offset == 0)
+			page0++;
+		else if (e->slot == BUF_SLOT)
+			others++;
+	}
+	TEST_ASSERT(page0 >= 1, "no dirty-ring entry for the page holding the notices");
+	TEST_ASSERT_EQ(others, 0);
+	guest_var(t.vm, g_ignore) = 0;
+	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_REGISTERED);
+	munmap(ring, ring_bytes);
+	second_round_and_end(&t, "dirty_ring");
+}
+
+/* A vCPU thread that runs ticks until told to stop. */
+struct ticker {
+	struct test_vm *t;
+	atomic_bool stop;
+	uint64_t ticks;
+};
+
+static void *run_ticker(void *arg)
+{
+	struct ticker *tk = arg;
+
+	while (!atomic_load(&tk->stop)) {
+		vcpu_run_expect_sync(tk->t->vcpu, STAGE_TICK, NULL);
+		tk->ticks++;
+	}
+	return NULL;
+}
+
+/* ENABLE and DISABLE 1000 times while the vCPU runs (12.3, 12.4). */
+static void test_enable_disable_1000_while_running(void)
+{
+	struct pvprof_vcpu_status vs;
+	struct ticker tk = { 0 };
+	uint64_t start, elapsed;
+	pthread_t thread;
+	struct test_vm t;
+	int i;
+
+	test_vm_start(&t, 0);
+	tk.t = &t;
+	TEST_ASSERT(!pthread_create(&thread, NULL, run_ticker, &tk), "pthread_create");
+	start = now_ns();
+	for (i = 0; i < 1000; i++) {
+		struct pvprof_ctl_enable en = enable_2khz();
+
+		en.sample_freq = 1000 + (i % 4) * 1000;
+		pvprof_disable(t.vm);
+		pvprof_enable(t.vm, &en);
+	}
+	elapsed = now_ns() - start;
+	atomic_store(&tk.stop, true);
+	pthread_join(thread, NULL);
+	fprintf(stderr, "# measured: 1000 DISABLE+ENABLE pairs in %llu ms over %llu vCPU ticks\n",
+		(unsigned long long)(elapsed / 1000000), (unsigned long long)tk.ticks);
+	TEST_ASSERT(tk.ticks >= 1, "the vCPU made no progress during the loop");
+	/* Still sampling normally afterwards. */
+	pvprof_vcpu_status(t.vm, 1, 0, &vs);
+	run_ticks(&t, records_reach, vs.records + 20, &vs);
+	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_REGISTERED);
+	second_round_and_end(&t, "enable_disable_1000");
+}
+
+/* A reader blocked in read() while the VM goes away. */
+struct blocked_reader {
+	int fd;
+	struct pvprof_stream_counts sc;
+};
+
+static void *read_to_eof(void *arg)
+{
+	struct blocked_reader *br = arg;
+
+	pvprof_stream_read(br->fd, &br->sc, true);
+	return NULL;
+}
+
+/*
+ * Destroy the VM while sampling is on and the buffer registered: the
+ * reader sees every callchain, LOSS records that close the books (the
+ * outstanding notices end unanswered), and then end of file.
+ */
+static void test_destroy_while_sampling(void)
+{
+	struct pvprof_vcpu_status vs;
+	struct blocked_reader br = { 0 };
+	pthread_t thread;
+	struct test_vm t;
+	uint64_t outstanding;
+
+	test_vm_start(&t, 0);
+	run_ticks(&t, records_reach, 20, &vs);
+	br.fd = t.stream_fd;
+	TEST_ASSERT(!pthread_create(&thread, NULL, read_to_eof, &br), "pthread_create");
+	pvprof_vcpu_status(t.vm, 1, 0, &vs);
+	TEST_ASSERT_EQ(vs.registered, 1);
+	outstanding = vs.notices - vs.records - pvprof_notice_losses(&vs);
+	vcpu_release(t.vcpu);
+	kvm_vm_free(t.vm);
+	munmap(t.slot_mem, SLOT_SIZE);
+	pthread_join(thread, NULL);
+	TEST_ASSERT(br.sc.eof, "no end of file");
+	TEST_ASSERT_EQ(br.sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
+		       vs.records);
+	TEST_ASSERT_EQ(br.sc.dropped, 1);
+	TEST_ASSERT_EQ(br.sc.losses[PVPROF_LOSS_UNANSWERED],
+		       vs.losses[PVPROF_LOSS_UNANSWERED] + outstanding);
+	TEST_ASSERT(vs.notices == br.sc.callchains + br.sc.losses[PVPROF_LOSS_STREAM_OVERFLOW] +
+		    br.sc.losses[PVPROF_LOSS_STALE] + br.sc.losses[PVPROF_LOSS_INVALID] +
+		    br.sc.losses[PVPROF_LOSS_UNANSWERED],
+		    "notices %llu do not balance with the stream's totals",
+		    (unsigned long long)vs.notices);
+	fprintf(stderr, "# measured: destroy_while_sampling: %llu notices, %llu callchains, %llu outstanding at destroy\n",
+		(unsigned long long)vs.notices, (unsigned long long)br.sc.callchains,
+		(unsigned long long)outstanding);
+	close(br.fd);
+}
+
+static const struct test_case cases[] = {
+	{ "reset_drops_registration", test_reset_drops_registration },
+	{ "memslot_deleted_while_sampling", test_memslot_deleted_while_sampling },
+	{ "memslot_moved_while_sampling", test_memslot_moved_while_sampling },
+	{ "dirty_log_marks_buffer", test_dirty_log_marks_buffer },
+	{ "dirty_ring_marks_buffer", test_dirty_ring_marks_buffer },
+	{ "enable_disable_1000_while_running", test_enable_disable_1000_while_running },
+	{ "destroy_while_sampling", test_destroy_while_sampling },
+};
+
+int main(int argc, char **argv)
+{
+	return test_run_cases("lifecycle", cases, ARRAY_SIZE(cases), argc, argv);
+}
