@@ -269,26 +269,29 @@ __u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
  * @r: the registration
  * @acct: the vCPU's counters
  * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
- * @nmi_in_flight: KVM holds an NMI for this vCPU (queued, pending or being
- *	injected), whatever its source
+ * @nmi_busy: KVM holds an NMI for this vCPU (queued, pending or being
+ *	injected, whatever its source), or the guest is handling one
  *
- * Called before every entry, after new notices are written.  At most one
- * pvprof NMI is owed: from its injection until pvprof_host_nmi_delivery()
- * attributes a delivery to it.  An owed NMI with nothing in flight was
- * dropped under KVM (a VMM that rewrote the vCPU's NMI state) and is
- * forgotten.  A notice_tail out of bounds injects nothing; the guest's own
- * samples are what it loses.
+ * Called before every entry, after new notices are written.  Injects only
+ * when the vCPU has no NMI in flight and is not in an NMI handler: an NMI
+ * in flight answers the notices when it is delivered, and an NMI queued
+ * next to another (or behind a handler, where KVM keeps only one) could be
+ * merged with it, hiding that one's event behind pvprof's claim.  So at
+ * most one pvprof NMI is owed, from its injection until
+ * pvprof_host_nmi_delivery() attributes a delivery to it; one owed while
+ * the vCPU is not busy was dropped under KVM (a VMM that rewrote the
+ * vCPU's NMI state) and is forgotten.  A notice_tail out of bounds injects
+ * nothing; the guest's own samples are what it loses.
  *
  * Return: true when the caller must inject an NMI; nmi_head is then set
  * to notice_head (the caller may publish it in line 1).
  */
 bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
-			  __u64 guest_notice_tail, bool nmi_in_flight)
+			  __u64 guest_notice_tail, bool nmi_busy)
 {
-	if (r->nmi_owed && !nmi_in_flight)
-		r->nmi_owed = false;
-	if (r->nmi_owed)
+	if (nmi_busy)
 		return false;
+	r->nmi_owed = false;
 	if (!pvprof_ring_valid(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS))
 		return false;
 	if (guest_notice_tail == r->notice_head)

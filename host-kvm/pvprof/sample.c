@@ -399,11 +399,15 @@ static int pvprof_publish_state(struct kvm *kvm, struct pvprof_vm *pvm,
 	return 0;
 }
 
-/* KVM holds an NMI for the vCPU, from any source, not yet delivered. */
-static bool pvprof_nmi_in_flight(struct kvm_vcpu *vcpu)
+/*
+ * KVM holds an NMI for the vCPU, from any source, not yet delivered, or
+ * the guest is inside an NMI handler (where KVM keeps only one pending).
+ */
+static bool pvprof_nmi_busy(struct kvm_vcpu *vcpu)
 {
 	return vcpu->arch.nmi_injected || vcpu->arch.nmi_pending ||
-	       atomic_read(&vcpu->arch.nmi_queued);
+	       atomic_read(&vcpu->arch.nmi_queued) ||
+	       static_call(kvm_x86_get_nmi_mask)(vcpu);
 }
 
 /* Turn the pending sample into a notice and ring the NMI gate. */
@@ -431,7 +435,7 @@ static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv,
 				   pvprof_host_notice_publish(&pv->ring, &pv->acct)))
 			return -EFAULT;
 	}
-	if (!pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, pvprof_nmi_in_flight(vcpu)))
+	if (!pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, pvprof_nmi_busy(vcpu)))
 		return 0;
 	if (pvprof_put_u64(kvm, pv, OFF_NMI_HEAD, pv->ring.nmi_head))
 		return -EFAULT;

@@ -361,7 +361,7 @@ static void check_new_callchains(struct model *m)
  */
 static void entry(struct model *m, bool with_sample)
 {
-	bool want_nmi, injected, in_flight;
+	bool want_nmi, injected, busy;
 
 	if (!m->running)
 		return;
@@ -379,11 +379,11 @@ static void entry(struct model *m, bool with_sample)
 	}
 	if (with_sample)
 		sample(m);
-	in_flight = m->nmi_queued || m->nmi_pending;
-	if (m->v.registered && !in_flight)
+	busy = m->nmi_queued || m->nmi_pending || m->nmi_masked;
+	if (m->v.registered && !busy)
 		m->ref_owed = false;
-	want_nmi = m->v.registered && m->ref_unconsumed && !m->ref_owed;
-	injected = sim_host_nmi_gate(&m->v, in_flight);
+	want_nmi = m->v.registered && m->ref_unconsumed && !busy;
+	injected = sim_host_nmi_gate(&m->v, busy);
 	RCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, owed %d)",
 	       injected ? "injected" : "withheld", (unsigned long long)m->ref_unconsumed,
 	       m->ref_owed);

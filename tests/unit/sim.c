@@ -142,13 +142,13 @@ __u32 sim_host_drain(struct sim_vcpu *v)
 	return n;
 }
 
-bool sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_in_flight)
+bool sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_busy)
 {
 	if (!v->registered)
 		return false;
 	if (!pvprof_host_nmi_gate(&v->ring, &v->acct,
 				  pvprof_load_acquire(&hdr(v)->notice_tail),
-				  nmi_in_flight))
+				  nmi_busy))
 		return false;
 	PVPROF_WRITE_ONCE(hdr(v)->nmi_head, v->ring.nmi_head);
 	return true;

@@ -179,7 +179,10 @@ START_TEST(host_nmi_gate_one_owed)
 	ck_assert(pvprof_host_nmi_delivery(&ring, false));
 	ck_assert_uint_eq(ring.nmi_delivered, 1);
 	ck_assert(!pvprof_host_nmi_delivery(&ring, false));	/* nothing owed */
-	/* Notices 3 is unconsumed: the gate opens again. */
+	/* Notice 3 is unconsumed, but a foreign NMI in flight will answer it. */
+	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 2, true));
+	ck_assert(!pvprof_host_nmi_delivery(&ring, false));
+	/* Nothing in flight: the gate opens again. */
 	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 2, false));
 	ck_assert_uint_eq(ring.nmi_head, 3);
 	/* The VMM cleared the vCPU's NMIs: nothing in flight, so nothing owed. */
