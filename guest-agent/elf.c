@@ -50,6 +50,7 @@ static unsigned long publication = 1;
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
 static struct job *jobs, *jobs_tail;
+static unsigned int jobs_pending;	/* queued or being read */
 static bool stopping;
 static pthread_t thread;
 
@@ -339,6 +340,7 @@ static void *elf_thread(void *unused)
 
 		if (!job_current(j, false, 0)) {
 			free(j);
+			uatomic_dec(&jobs_pending);
 			continue;
 		}
 		fd = open_job(j);
@@ -351,6 +353,7 @@ static void *elf_thread(void *unused)
 			close(fd);
 		}
 		free(j);
+		uatomic_dec(&jobs_pending);
 	}
 	rcu_unregister_thread();
 	return NULL;
@@ -416,6 +419,7 @@ void elf_want_symbols(const struct pvprof_sb_build_id *id, const char *path,
 	else
 		jobs = j;
 	jobs_tail = j;
+	uatomic_inc(&jobs_pending);
 	pthread_cond_signal(&job_cond);
 	pthread_mutex_unlock(&job_lock);
 }
@@ -433,10 +437,21 @@ void elf_new_publication(void)
 	while ((j = jobs)) {
 		jobs = j->next;
 		free(j);
+		uatomic_dec(&jobs_pending);
 	}
 	jobs_tail = NULL;
 	pthread_mutex_unlock(&job_lock);
 	uatomic_inc(&publication);
+}
+
+/**
+ * elf_busy() - files are waiting to be read, or being read
+ *
+ * Return: true while the reader has work.
+ */
+bool elf_busy(void)
+{
+	return uatomic_read(&jobs_pending) != 0;
 }
 
 /**

@@ -31,6 +31,60 @@ struct kmod {
 	uint64_t size;
 };
 
+/*
+ * Reading /proc/kallsyms is slow (seconds in a small guest, half a minute
+ * under nested emulation), and its content changes only when modules
+ * come and go: the messages are built once and kept (about 0.95 MB for the
+ * Debian kernel), and built again when /proc/modules changes.
+ */
+static struct {
+	struct sb_msg **msgs;
+	size_t nr;
+	size_t cap;
+	uint64_t modules_hash;
+	bool valid;
+} cache;
+
+static void cache_add(struct sb_msg *m)
+{
+	if (cache.nr == cache.cap) {
+		size_t cap = cache.cap ? 2 * cache.cap : 256;
+		struct sb_msg **v = realloc(cache.msgs, cap * sizeof(*v));
+
+		if (!v) {
+			free(m);
+			return;
+		}
+		cache.msgs = v;
+		cache.cap = cap;
+	}
+	cache.msgs[cache.nr++] = m;
+}
+
+static void cache_clear(void)
+{
+	while (cache.nr)
+		free(cache.msgs[--cache.nr]);
+	cache.valid = false;
+}
+
+/* FNV-1a of /proc/modules: any load, unload or state change. */
+static uint64_t modules_hash(void)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	char buf[4096];
+	ssize_t n, i;
+	int fd = open("/proc/modules", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n; i++)
+			h = (h ^ (uint8_t)buf[i]) * 0x100000001b3ULL;
+	close(fd);
+	return h;
+}
+
 /* Find the GNU build-id in a file of ELF notes (4-byte aligned). */
 static void read_build_id(const char *path, struct pvprof_sb_build_id *id)
 {
@@ -201,7 +255,7 @@ static void ksyms_finish(struct sb_msg *m, struct pvprof_sb_sym_writer *w)
 	k->nr = w->nr;
 	k->hdr.size = w->len;
 	m->len = w->len;
-	send_enqueue(m, true);
+	cache_add(m);
 }
 
 /* Sends the chunks of one image; returns the entries sent. */
@@ -233,13 +287,8 @@ static size_t send_image_syms(const char *module, const struct ksym *v, size_t n
 	return sent;
 }
 
-/**
- * kernel_publish() - queue KERNEL, MODULE and KSYMS messages
- *
- * Return: 0, or a negative errno when /proc/kallsyms cannot be used (the
- * kernel is then not published; user space still is).
- */
-int kernel_publish(void)
+/* Build the KERNEL, MODULE and KSYMS messages into the cache. */
+static int kernel_build(void)
 {
 	struct kmod *mods = NULL;
 	struct ksym *syms = NULL;
@@ -280,7 +329,7 @@ int kernel_publish(void)
 	read_build_id("/sys/kernel/notes", &k->build_id);
 	if (!uname(&uts))
 		set_padded(k->release, sizeof(k->release), uts.release);
-	send_enqueue(m, false);
+	cache_add(m);
 
 	for (i = 0; i < nr_mods; i++) {
 		struct pvprof_sb_module *pm;
@@ -299,7 +348,7 @@ int kernel_publish(void)
 			free(m);
 			continue;
 		}
-		send_enqueue(m, false);
+		cache_add(m);
 	}
 
 	/* The kernel image's text, then each module's. */
@@ -319,8 +368,9 @@ int kernel_publish(void)
 		sent += send_image_syms(mods[mod].name, syms + i, j - i);
 		i = j;
 	}
-	log_info("kernel %s: _stext %#llx, %zu text symbols (%zu in the image), %zu modules",
-		 uts.release, (unsigned long long)stext, sent, nr_kernel, nr_mods);
+	log_info("kernel %s: _stext %#llx, %zu text symbols (%zu in the image), %zu modules, %zu messages",
+		 uts.release, (unsigned long long)stext, sent, nr_kernel, nr_mods, cache.nr);
+	cache.valid = true;
 	ret = 0;
 out:
 	for (i = 0; i < nr; i++)
@@ -328,4 +378,65 @@ out:
 	free(syms);
 	free(mods);
 	return ret;
+}
+
+/**
+ * kernel_publish() - queue the KERNEL, MODULE and KSYMS messages
+ *
+ * Built again first when the modules changed since they were built.
+ *
+ * Return: 0, or a negative errno when /proc/kallsyms cannot be used (the
+ * kernel is then not published; user space still is).
+ */
+int kernel_publish(void)
+{
+	uint64_t h = modules_hash(), t0;
+	size_t i;
+	int ret;
+
+	if (!cache.valid || h != cache.modules_hash) {
+		cache_clear();
+		t0 = now_ns();
+		ret = kernel_build();
+		if (ret)
+			return ret;
+		cache.modules_hash = h;
+		log_info("read the kernel's symbols in %.1f s",
+			 (double)(now_ns() - t0) / 1e9);
+	}
+	for (i = 0; i < cache.nr; i++) {
+		struct sb_msg *m = msg_new(0, cache.msgs[i]->len);
+		struct pvprof_sideband_hdr *hdr;
+
+		if (!m)
+			return -ENOMEM;
+		memcpy(m->data, cache.msgs[i]->data, m->len);
+		hdr = (struct pvprof_sideband_hdr *)m->data;
+		hdr->time_ns = now_ns();
+		send_enqueue(m, hdr->type == PVPROF_SB_KSYMS);
+	}
+	return 0;
+}
+
+/**
+ * kernel_prepare() - read the kernel's symbols ahead of the first publication
+ */
+void kernel_prepare(void)
+{
+	uint64_t t0 = now_ns();
+
+	cache.modules_hash = modules_hash();
+	if (!kernel_build())
+		log_info("read the kernel's symbols in %.1f s", (double)(now_ns() - t0) / 1e9);
+}
+
+/**
+ * kernel_forget() - free the prepared messages
+ */
+void kernel_forget(void)
+{
+	cache_clear();
+	free(cache.msgs);
+	cache.msgs = NULL;
+	cache.cap = 0;
 }

@@ -162,12 +162,14 @@ static int run(int dev)
 	struct pvprof_dev_state st;
 	uint64_t last_report = 0, last_second = 0, now;
 	struct send_stats ss, last_ss = { 0 };
-	bool active;
+	uint64_t generation;
+	bool active, busy = false;
 	int nfds, i;
 
 	if (!read_state(dev, &st))
 		return 1;
 	active = st.state & PVPROF_STATE_ACTIVE;
+	generation = st.generation;
 	send_set_active(active);
 	if (active) {
 		republished++;
@@ -192,10 +194,11 @@ static int run(int dev)
 		last_second = now;
 		if (!read_state(dev, &st))
 			return 1;
-		if (pfd[0].revents & POLLIN && (st.state & PVPROF_STATE_ACTIVE)) {
+		if (st.generation != generation && (st.state & PVPROF_STATE_ACTIVE)) {
 			log_info("sampling switched on (generation %llu, event %u, period %llu): publishing",
 				 (unsigned long long)st.generation, st.event,
 				 (unsigned long long)st.period);
+			generation = st.generation;
 			active = true;
 			send_set_active(true);
 			republished++;
@@ -207,6 +210,14 @@ static int run(int dev)
 			send_set_active(false);
 		}
 		send_get_stats(&ss);
+		if (ss.queued_bytes || elf_busy()) {
+			busy = true;
+		} else if (busy) {
+			busy = false;
+			log_info("sideband queue drained: %llu messages (%llu bytes) sent so far",
+				 (unsigned long long)ss.sent_messages,
+				 (unsigned long long)ss.sent_bytes);
+		}
 		if (active && now - last_report >= AGENT_REPORT_NS &&
 		    memcmp(&ss, &last_ss, sizeof(ss))) {
 			send_agent_stats();
@@ -260,6 +271,7 @@ int main(int argc, char **argv)
 		goto out_elf;
 	}
 	log_info("started: %s, at most %u bytes/s", opts.device, opts.rate);
+	kernel_prepare();
 	ret = run(dev);
 
 	/* The counters so far, so that the recording ends with the totals. */
@@ -274,6 +286,7 @@ int main(int argc, char **argv)
 		 (unsigned long long)ss.lost_messages, (unsigned long long)ss.lost_bytes,
 		 (unsigned long long)ss.ratelimited, (unsigned long long)procs_lost_events());
 	send_stop();
+	kernel_forget();
 out_elf:
 	elf_stop();
 out_perf:

@@ -319,8 +319,9 @@ void procs_publish_all(void)
 {
 	send_flush();
 	elf_new_publication();
-	kernel_publish();
+	/* Processes first: they change, the kernel's tables do not. */
 	publish_processes();
+	kernel_publish();
 }
 
 /* ---- perf sideband records ------------------------------------------------- */

@@ -81,7 +81,9 @@ void send_stop(void);
 void send_get_stats(struct send_stats *st);
 
 /* kernel.c */
+void kernel_prepare(void);
 int kernel_publish(void);
+void kernel_forget(void);
 
 /* elf.c */
 struct file_info {
@@ -102,6 +104,7 @@ uint64_t elf_vaddr_of(const struct file_info *fi, uint64_t pgoff);
 void elf_want_symbols(const struct pvprof_sb_build_id *id, const char *path,
 		      uint32_t pid, uint64_t start, uint64_t end);
 void elf_new_publication(void);
+bool elf_busy(void);
 
 /* procs.c */
 int procs_open_perf(void);

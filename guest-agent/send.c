@@ -17,8 +17,8 @@
 
 #include "pvprofd.h"
 
-/* Bucket depth: a quarter second at the configured rate, at least a message. */
-#define BURST_DIV		4
+/* Bucket depth: an eighth of a second at the configured rate, at least a message. */
+#define BURST_DIV		8
 #define BACKOFF_MIN_NS		(50ULL * 1000 * 1000)
 #define BACKOFF_MAX_NS		(1600ULL * 1000 * 1000)
 #define GIVE_UP_NS		(10ULL * 1000 * 1000 * 1000)
