@@ -12,6 +12,10 @@
 #   make modules    the pvprof-enabled replacement KVM modules
 #   make guest-driver  the guest kernel module pvprof_guest.ko
 #   make deps       install the Debian packages the build and tests need
+#   make demo       profile a demo workload in a guest, end to end (demo/README.md;
+#                   WORKLOAD=static-binary ARGS="..." DURATION=s HZ=hz)
+#   make check-demo the demo as a smoke test (about 2 min once built)
+#   make bench      pvprof against host perf's IP-only sampling (tests/bench)
 #
 # Every suite ends with a line "N passed, N failed" and leaves its counts in
 # $(O)/results/<suite>; "make check" ends with the totals.
@@ -25,12 +29,12 @@ export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-debug check-debug-if-cached \
-	clean help
+	demo check-demo bench clean help
 
 all: user
 
 help:
-	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,21p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -89,6 +93,18 @@ check-debug: deps
 # the slower debug kernel (tests/debug/README.md).
 check-debug-if-cached:
 	O=$(O) tests/debug/run.sh --if-cached
+
+# The main job and its smoke test; the benchmark. Too slow for make check.
+demo: export DEMO_ARGS = $(ARGS)
+demo: deps
+	demo/run.sh $(if $(WORKLOAD),--workload "$(WORKLOAD)") $(if $(ARGS),--args "$$DEMO_ARGS") \
+		$(if $(DURATION),--seconds $(DURATION)) $(if $(HZ),--hz $(HZ))
+
+check-demo: deps
+	demo/check.sh
+
+bench: deps
+	tests/bench/run.sh $(if $(HZ),--hz $(HZ)) $(if $(REPS),--reps $(REPS))
 
 clean:
 	rm -rf $(O)

@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make check-demo: the demo as a smoke test. Runs demo/run.sh with the demo
+# workload for a short recording into $O/demo-check and checks that the
+# report names the workload's hot functions and a guest kernel system-call
+# function, that the call graph names all of the workload's functions, that
+# the folded stacks hold the workload's chains in order with the kernel's
+# syscall path under the user frames that made the call, and that the flame
+# graph is well-formed SVG with those names in it.
+# Results in $O/results/demo.
+
+PROG=check-demo
+DEMO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../tests/nested/common.sh
+source "$DEMO_DIR/../tests/nested/common.sh"
+set -uo pipefail
+
+out=$O/demo-check
+seconds=${DEMO_CHECK_SECONDS:-8}
+mkdir -p "$out" || die "cannot create $out"
+
+"$DEMO_DIR/run.sh" --out "$out" --seconds "$seconds" --top 0 > "$out/run.stdout" 2> "$out/run.stderr"
+run_status=$?
+check demo-runs "demo/run.sh exited $run_status: $(tail -n 3 "$out/run.stderr" | tr '\n' ' ')" \
+	[ "$run_status" = 0 ]
+
+report=$out/report.txt folded=$out/folded.txt svg=$out/flamegraph.svg
+# Kernel functions every x86-64 system call of 6.1 passes through.
+SYSCALL_RE='(entry_SYSCALL_64[A-Za-z_]*|do_syscall_64|__x64_sys_[a-z_0-9]+|ksys_(write|read))'
+
+has_words() {
+	local file=$1 w
+	shift
+	[ -s "$file" ] || return 1
+	for w in "$@"; do
+		grep -qw -- "$w" "$file" || { echo "  $file lacks '$w'"; return 1; }
+	done
+}
+
+check report-names-hot-functions "report.txt's top functions lack crc_byte or crc_block" \
+	has_words "$report" crc_byte crc_block
+check callgraph-names-workload "callgraph.txt lacks a workload function" \
+	has_words "$out/callgraph.txt" main demo_run compute_checksums crc_block crc_byte \
+	talk_to_kernel raw_syscall
+check report-names-syscall "report.txt names no kernel system-call function" \
+	grep -qsE "$SYSCALL_RE" "$report"
+check report-shows-losses "report.txt has no '# losses:' line" grep -qs '^# losses:' "$report"
+check folded-compute-chain "no folded line with main;demo_run;compute_checksums;crc_block;crc_byte" \
+	grep -qs 'main;demo_run;compute_checksums;crc_block;crc_byte' "$folded"
+check folded-syscall-under-user \
+	"no folded line with the kernel's syscall path under main;demo_run;talk_to_kernel;...;raw_syscall" \
+	grep -qsE "main;demo_run;talk_to_kernel;(write_log_line|ask_pid|read_proc_status);raw_syscall;(.*;)?$SYSCALL_RE" "$folded"
+check folded-counts "a folded line does not end in ' <count>'" \
+	awk 'NF < 2 || $NF !~ /^[1-9][0-9]*$/ { bad = 1 } END { exit bad || NR == 0 }' "$folded" 2>/dev/null
+svg_status=$(python3 - "$svg" 2>&1 <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except (OSError, ET.ParseError) as e:
+    sys.exit(str(e))
+if root.tag != "{http://www.w3.org/2000/svg}svg":
+    sys.exit("the root element is " + root.tag)
+print("ok")
+PY
+)
+check svg-well-formed "flamegraph.svg is not a well-formed SVG document: $svg_status" [ "$svg_status" = ok ]
+check svg-names "flamegraph.svg lacks crc_block or a kernel system-call function" \
+	eval 'grep -qs crc_block "$svg" && grep -qE "$SYSCALL_RE" "$svg"'
+
+results_write demo

@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced inside L1 by the demo and the benchmark: an L2 guest that runs in
+# the background while L1 works on it, with a serial console L1 can both read
+# and write (run-l2's console is output only, and both jobs must tell the
+# guest when to start or stop its workload).
+#
+#   l2_start DIR INITRD [SMP] [MEM_MB]   boot L2; DIR gets console.log, qemu.pid,
+#                                        qemu.log (the console fifos live in
+#                                        L1's /tmp: 9p shares cannot hold fifos)
+#   l2_wait_line DIR REGEX SECONDS       wait for a console line matching REGEX
+#   l2_send DIR TEXT                     send one line to L2's console
+#   l2_finish DIR SECONDS                wait for L2 to power off (killed after
+#                                        SECONDS); prints its L2-EXIT status
+#   l2_vm_debugfs PID                    KVM's per-VM debugfs directory of PID
+#
+# The L2 is the same as run-l2's (tests/nested/run-l2): the L1 kernel's
+# vmlinux, microvm, -cpu host, vCPU threads named "CPU <n>/KVM".
+# shellcheck shell=bash
+
+l2_start() {
+	local dir=$1 initrd=$2 smp=${3:-1} mem=${4:-256}
+	local vmlinux=$NESTED_OUT/vmlinux-$(uname -r)
+
+	[ -c /dev/kvm ] || die "/dev/kvm missing: run inside run-l1 --kvm pvprof"
+	[ -f "$vmlinux" ] || die "$vmlinux missing: run-l1 extracts it"
+	[ -f "$initrd" ] || die "L2 initramfs $initrd missing"
+	mkdir -p "$dir" || die "cannot create $dir"
+	rm -f "$dir/qemu.pid"
+	: > "$dir/console.log"
+	L2_FIFO_DIR=$(mktemp -d /tmp/l2-serial.XXXXXX) || die "mktemp failed"
+	mkfifo "$L2_FIFO_DIR/serial.in" "$L2_FIFO_DIR/serial.out" || die "mkfifo in $L2_FIFO_DIR failed"
+	# QEMU opens both fifos read-write, so neither open waits for a peer.
+	qemu-system-x86_64 -accel kvm -M "microvm,x-option-roms=off,acpi=on" \
+		-cpu host -smp "$smp" -m "$mem" -name "l2,debug-threads=on" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-kernel "$vmlinux" -initrd "$initrd" \
+		-append "console=ttyS0 quiet reboot=t panic=-1 initcall_blacklist=cmos_init,pci_arch_init" \
+		-chardev "pipe,id=console,path=$L2_FIFO_DIR/serial" -serial chardev:console \
+		-pidfile "$dir/qemu.pid" < /dev/null > "$dir/qemu.log" 2>&1 &
+	L2_QEMU_PID=$!
+	# Unbuffered: callers poll the log for lines as they arrive.
+	stdbuf -o0 tr -d '\r' < "$L2_FIFO_DIR/serial.out" >> "$dir/console.log" &
+	L2_READER_PID=$!
+	# Read-write, so the open never waits for QEMU (which may have failed).
+	exec {L2_SERIAL_FD}<>"$L2_FIFO_DIR/serial.in"
+}
+
+l2_wait_line() {
+	local dir=$1 regex=$2 seconds=$3 deadline
+	deadline=$((SECONDS + seconds))
+	while ! grep -qE "$regex" "$dir/console.log"; do
+		if ! kill -0 "$L2_QEMU_PID" 2>/dev/null; then
+			echo "l2: guest stopped before printing /$regex/" >&2
+			return 1
+		fi
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "l2: no /$regex/ on the guest console within $seconds s" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+l2_send() {
+	printf '%s\n' "$2" >&"$L2_SERIAL_FD"
+}
+
+l2_finish() {
+	local dir=$1 seconds=$2 deadline status
+	deadline=$((SECONDS + seconds))
+	while kill -0 "$L2_QEMU_PID" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "l2: guest still running after $seconds s; killing it" >&2
+			kill "$L2_QEMU_PID"
+			break
+		fi
+		sleep 0.2
+	done
+	wait "$L2_QEMU_PID" 2>/dev/null
+	exec {L2_SERIAL_FD}>&-
+	# The reader ends when QEMU, the last writer of serial.out, is gone.
+	wait "$L2_READER_PID" 2>/dev/null
+	rm -rf "$L2_FIFO_DIR"
+	status=$(sed -n 's/^L2-EXIT \([0-9]*\)$/\1/p' "$dir/console.log" | tail -n 1)
+	echo "${status:-none}"
+}
+
+l2_vm_debugfs() {
+	local d
+	for d in /sys/kernel/debug/kvm/"$1"-*; do
+		[ -d "$d" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}

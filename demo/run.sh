@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make demo: profile a workload in a guest from the host, end to end.
+# See usage() and demo/README.md.
+
+PROG=demo
+DEMO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../tests/nested/common.sh
+source "$DEMO_DIR/../tests/nested/common.sh"
+set -uo pipefail
+
+usage() {
+	cat <<USAGE
+usage: demo/run.sh [--workload STATIC_BINARY] [--args "WORDS"] [--seconds N]
+                   [--hz HZ] [--out DIR] [--top N]
+
+Builds the pvprof KVM modules, kvm-pvprof, the guest driver and the guest
+agent pvprofd; boots the nested host (L1, QEMU TCG with nested SVM) with the
+pvprof KVM; starts an L2 guest that loads the driver and runs pvprofd and the
+workload; records it from L1 with 'kvm-pvprof record' and writes, in DIR:
+
+  report.txt      kvm-pvprof report (totals, losses, symbolization, top
+                  functions)
+  callgraph.txt   kvm-pvprof report --callgraph
+  folded.txt      kvm-pvprof report --folded (FlameGraph's folded stacks)
+  flamegraph.svg  kvm-pvprof report --flamegraph
+  pvprof.data     the recording (kvm-pvprof report/script -i read it again)
+
+then prints the top of report.txt.
+
+  --workload BIN  a statically linked x86-64 program to profile instead of the
+                  demo workload (demo/workload.c); build it with frame pointers
+                  for complete user stacks
+  --args "WORDS"  its arguments, split at white space (default for the demo
+                  workload: 0, which runs until the recording ends)
+  --seconds N     how long to record once the workload runs (default 10);
+                  the recording also holds the guest agent's publication
+                  just before (a few seconds)
+  --hz HZ         samples per second (default 1000)
+  --out DIR       where the results go (default \$O/demo)
+  --top N         lines of the report to print at the end (default 40)
+
+make demo WORKLOAD=... ARGS="..." DURATION=... HZ=... passes these on.
+USAGE
+}
+
+workload= args= args_given= seconds=10 hz=1000 out=$O/demo top=40
+while [ $# -gt 0 ]; do
+	[ $# -ge 2 ] || case "$1" in -h|--help) ;; *) die "$1 needs an argument (see --help)" ;; esac
+	case "$1" in
+	--workload) workload=$2 ;;
+	--args) args=$2; args_given=1 ;;
+	--seconds) seconds=$2 ;;
+	--hz) hz=$2 ;;
+	--out) out=$2 ;;
+	--top) top=$2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) die "unknown argument $1 (see --help)" ;;
+	esac
+	shift 2
+done
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] && [ "$seconds" -le 3600 ] || die "--seconds must be 1 to 3600, got '$seconds'"
+[[ "$hz" =~ ^[1-9][0-9]*$ ]] && [ "$hz" -le 10000 ] || die "--hz must be 1 to 10000, got '$hz'"
+[[ "$top" =~ ^[0-9]+$ ]] || die "--top must be a number, got '$top'"
+case "$out" in
+/tmp/*|/run/*|/dev/shm/*) die "--out must not be under /tmp, /run or /dev/shm (L1 mounts fresh ones)" ;;
+esac
+if [ -n "$workload" ]; then
+	[ -f "$workload" ] && [ -r "$workload" ] || die "--workload $workload: no such readable file"
+	[ "$(head -c 4 "$workload" | od -An -c | tr -d ' ')" = '177ELF' ] ||
+		die "--workload $workload is not an ELF executable"
+	# The L2 guest is a busybox initramfs: no dynamic loader, no libraries.
+	if readelf -l "$workload" 2>/dev/null | grep -q 'Requesting program interpreter'; then
+		die "--workload $workload is dynamically linked; link it with -static"
+	fi
+fi
+
+mkdir -p "$out" || die "cannot create $out"
+out=$(cd "$out" && pwd)
+rm -f "$out"/{report.txt,callgraph.txt,folded.txt,flamegraph.svg,pvprof.data,record.log,status.txt,command}
+rm -rf "$out/l2"
+start=$SECONDS
+TOOL=$O/bin/kvm-pvprof
+
+step() {
+	local what=$1
+	shift
+	echo "demo: $what" >&2
+	"$@" > "$out/build.log" 2>&1 || die "$what failed; last lines of $out/build.log:$(echo; tail -n 15 "$out/build.log")"
+}
+step "building the pvprof KVM modules" make -s -C "$REPO_DIR/host-kvm" modules
+step "building kvm-pvprof" make -s -C "$REPO_DIR/host-kvm/tool"
+step "building the guest driver" make -s -C "$REPO_DIR/guest-driver" modules
+step "building the guest agent" make -s -C "$REPO_DIR/guest-agent"
+agent_files=$(make -s -C "$REPO_DIR/guest-agent" l2-files) || die "make -C guest-agent l2-files failed"
+if [ -z "$workload" ]; then
+	workload=$out/pvprof-demo
+	# clang: GCC 12 gives leaf functions no frame pointer whatever the flags.
+	step "building the demo workload" clang -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-static -o "$workload" "$DEMO_DIR/workload.c"
+	[ -n "$args_given" ] || args=0
+fi
+# In the guest the program keeps its name (it is the command name the
+# report shows), reduced to characters that need no quoting.
+name=$(basename "$workload" | tr -c 'A-Za-z0-9._+\n-' '_')
+printf '%s\n' "/demo/$name $args" > "$out/command"
+
+initrd=$NESTED_OUT/demo-l2.cpio
+file_args=(--file "$workload:/demo/$name" --file "$out/command:/demo/command")
+for f in $agent_files; do
+	file_args+=(--file "$f")
+done
+step "building the L2 guest's initramfs" "$NESTED_DIR/l2-initramfs" -o "$initrd" \
+	--run "$DEMO_DIR/l2-demo.sh" --insmod "$O/guest-driver/pvprof_guest.ko" "${file_args[@]}"
+
+echo "demo: booting the nested host and the guest" >&2
+"$NESTED_DIR/run-l1" --kvm pvprof --timeout $((seconds + 900)) --out "$out" -- \
+	"$DEMO_DIR/in-l1.sh" "$out" "$initrd" "$seconds" "$hz" > "$out/l1.log" 2>&1
+l1_status=$?
+grep -E '^(demo|recorded|run-l1: L1 booted)' "$out/l1.log" >&2
+[ "$l1_status" = 0 ] && [ -s "$out/pvprof.data" ] ||
+	die "the run in the nested host failed (exit $l1_status); last lines of $out/l1.log:$(echo; tail -n 15 "$out/l1.log")"
+
+report() {
+	local file=$1
+	shift
+	"$TOOL" report -i "$out/pvprof.data" "$@" > "$file" 2> "$out/report.log" ||
+		die "kvm-pvprof report $* failed: $(tail -n 3 "$out/report.log")"
+}
+report "$out/report.txt"
+report "$out/callgraph.txt" --callgraph
+report "$out/folded.txt" --folded
+"$TOOL" report -i "$out/pvprof.data" --flamegraph "$out/flamegraph.svg" > /dev/null 2> "$out/report.log" ||
+	die "kvm-pvprof report --flamegraph failed: $(tail -n 3 "$out/report.log")"
+
+head -n "$top" "$out/report.txt"
+echo "demo: $out/report.txt, $out/callgraph.txt, $out/folded.txt, $out/flamegraph.svg ($((SECONDS - start)) s)" >&2
