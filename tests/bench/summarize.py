@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn make bench's raw per-run data (OUT/runs, written in L1 by in-l1.sh)
+into OUT/result.json and OUT/table.txt. Definitions are in README.md."""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+CONDITIONS = ("none", "ip_only", "pvprof")
+EXIT_COUNTERS = ("exits", "irq_exits", "nmi_window_exits", "io_exits",
+                 "halt_exits", "nmi_injections", "irq_window_exits")
+
+
+def fail(msg):
+    sys.exit("summarize.py: " + msg)
+
+
+def read_text(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        fail(f"cannot read {path}: {e.strerror}")
+
+
+def read_counters(path):
+    counters = {}
+    for line in read_text(path).splitlines():
+        name, value = line.split()
+        counters[name] = int(value)
+    return counters
+
+
+def read_json(path):
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        fail(f"{path} is not JSON: {e}")
+
+
+def report_counts(path):
+    """The callchain and skewed counts of a kvm-pvprof report's header
+    ("# records: N (...), callchains: N" and "# stale: N, skewed: N, ...")."""
+    counts = {}
+    for m in re.finditer(r"^# .*?\b(skewed|callchains): (\d+)", read_text(path), re.M):
+        counts.setdefault(m.group(1), int(m.group(2)))
+    for key in ("skewed", "callchains"):
+        if key not in counts:
+            fail(f"{path}: no '{key}: N' in the report header")
+    return counts
+
+
+def load_run(runs, cond, rep):
+    name = f"{cond}-{rep}"
+    bench = read_text(os.path.join(runs, name + ".bench")).split()
+    if len(bench) < 3 or bench[:2] != ["BENCH", "elapsed_ns"]:
+        fail(f"{name}.bench has no BENCH line")
+    before = read_counters(os.path.join(runs, name + ".exits-before"))
+    after = read_counters(os.path.join(runs, name + ".exits-after"))
+    run = {
+        "condition": cond,
+        "rep": rep,
+        "seconds": int(bench[2]) / 1e9,
+        "exits": {c: after[c] - before[c] for c in EXIT_COUNTERS},
+        "samples": 0,
+    }
+    if cond == "ip_only":
+        stats = read_text(os.path.join(runs, name + ".perf-stats"))
+        m = re.search(r"^\s*SAMPLE events:\s+(\d+)", stats, re.M)
+        if not m:
+            fail(f"{name}.perf-stats has no 'SAMPLE events' line")
+        run["samples"] = int(m.group(1))
+        lost = re.search(r"^\s*LOST_SAMPLES events:\s+(\d+)", stats, re.M)
+        run["perf_lost_events"] = int(lost.group(1)) if lost else 0
+    elif cond == "pvprof":
+        sb = read_json(os.path.join(runs, name + ".status-before.json"))
+        sa = read_json(os.path.join(runs, name + ".status-after.json"))
+        tb, ta = sb["totals"], sa["totals"]
+        run["samples"] = ta["samples"] - tb["samples"]
+        run["notices"] = ta["notices"] - tb["notices"]
+        run["records"] = ta["records"] - tb["records"]
+        run["nmis"] = ta["nmis"] - tb["nmis"]
+        run["losses"] = {k: sa["losses"][k] - sb["losses"].get(k, 0) for k in sa["losses"]}
+        run["report"] = report_counts(os.path.join(runs, name + ".report.txt"))
+    return run
+
+
+def spread(values):
+    return {"min": min(values), "max": max(values),
+            "stdev": statistics.stdev(values) if len(values) > 1 else 0.0}
+
+
+def rnd(x, digits=4):
+    return None if x is None else round(x, digits)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--hz", type=int, required=True)
+    ap.add_argument("--reps", type=int, required=True)
+    ap.add_argument("--outer-cpu", required=True)
+    ap.add_argument("--outer-cpus", type=int, required=True)
+    args = ap.parse_args()
+
+    runs_dir = os.path.join(args.out, "runs")
+    runs = {c: [load_run(runs_dir, c, r) for r in range(1, args.reps + 1)] for c in CONDITIONS}
+    mean_t = {c: statistics.mean(r["seconds"] for r in runs[c]) for c in CONDITIONS}
+    base = mean_t["none"]
+
+    none_exits = {k: statistics.mean(r["exits"][k] for r in runs["none"]) for k in EXIT_COUNTERS}
+    per = {}
+    for c in ("ip_only", "pvprof"):
+        rs = runs[c]
+        slow = [r["seconds"] / base for r in rs]
+        # Guest time the sampler added, per sample it took, run by run.
+        us = [(r["seconds"] - base) * 1e6 / r["samples"] if r["samples"] else None for r in rs]
+        samples = statistics.mean(r["samples"] for r in rs)
+        # Exits the sampler added: beyond those of an unsampled run (the
+        # console line, timer ticks, the workload's start and exit).
+        exits = {k: statistics.mean(r["exits"][k] for r in rs) - none_exits[k]
+                 for k in EXIT_COUNTERS}
+        per[c] = {
+            "seconds": [rnd(r["seconds"], 3) for r in rs],
+            "slowdown": statistics.mean(slow),
+            "slowdown_spread": spread(slow),
+            "samples_per_run": samples,
+            "samples_per_sec": statistics.mean(r["samples"] / r["seconds"] for r in rs),
+            "us_per_sample": (mean_t[c] - base) * 1e6 / samples if samples else None,
+            "us_per_sample_spread": spread(us) if None not in us else None,
+            "exits_per_sample": {k: exits[k] / samples if samples else None for k in EXIT_COUNTERS},
+        }
+
+    ov_b = per["ip_only"]["slowdown"] - 1
+    ov_c = per["pvprof"]["slowdown"] - 1
+    pv = runs["pvprof"]
+    pv_samples = sum(r["samples"] for r in pv)
+    losses = {}
+    for r in pv:
+        for k, v in r["losses"].items():
+            losses[k] = losses.get(k, 0) + v
+    delivered = sum(r["records"] for r in pv) - losses.get("stream_overflow", 0)
+    # The recording spans a little more than the timed window: the skew
+    # rate is the share of its callchain records marked skewed.
+    skewed = [r["report"].get("skewed") for r in pv]
+    chains = [r["report"].get("callchains") for r in pv]
+    skew_rate = None
+    if None not in skewed and None not in chains and sum(chains) > 0:
+        skew_rate = sum(skewed) / sum(chains)
+    eps = {c: per[c]["exits_per_sample"] for c in per}
+
+    facts = dict(line.split(" ", 1) for line in
+                 read_text(os.path.join(args.out, "l1-facts.txt")).splitlines()
+                 if " " in line and not line.startswith("l1_flag"))
+    flags = re.findall(r"^l1_flag (\S+)$", read_text(os.path.join(args.out, "l1-facts.txt")), re.M)
+    platform = (f"AMD SVM {'with' if 'vnmi' in flags else 'without'} vNMI: L1 Linux "
+                f"{facts.get('l1_kernel', '?')} on {facts.get('l1_cpus', '?')} vCPU(s) "
+                f"({facts.get('l1_cpu', '?').strip()}) under QEMU TCG, L2 under L1's KVM "
+                f"(1 vCPU); outer host {args.outer_cpu} x{args.outer_cpus}, shared")
+
+    result = {
+        "hz": args.hz,
+        "reps": args.reps,
+        "samples": rnd(per["pvprof"]["samples_per_run"], 1),
+        "samples_per_sec": rnd(per["pvprof"]["samples_per_sec"], 1),
+        "slowdown_ip_only": rnd(per["ip_only"]["slowdown"]),
+        "slowdown_pvprof": rnd(per["pvprof"]["slowdown"]),
+        "us_per_sample_ip_only": rnd(per["ip_only"]["us_per_sample"], 1),
+        "us_per_sample_pvprof": rnd(per["pvprof"]["us_per_sample"], 1),
+        "overhead_ratio": rnd(ov_c / ov_b) if ov_b > 0 else None,
+        "extra_exits_per_sample": rnd(eps["pvprof"]["exits"] - eps["ip_only"]["exits"])
+        if per["pvprof"]["samples_per_run"] and per["ip_only"]["samples_per_run"] else None,
+        "nmi_window_exits_per_sample": rnd(eps["pvprof"]["nmi_window_exits"]),
+        "completeness": rnd(delivered / pv_samples) if pv_samples else None,
+        "skew_rate": rnd(skew_rate),
+        "stale_rate": rnd(losses.get("stale", 0) / pv_samples) if pv_samples else None,
+        "losses": losses,
+        "platform": platform,
+        # Beyond the keys the issue defines: spreads, per-condition detail.
+        "samples_ip_only": rnd(per["ip_only"]["samples_per_run"], 1),
+        "samples_per_sec_ip_only": rnd(per["ip_only"]["samples_per_sec"], 1),
+        "seconds_mean": {c: rnd(mean_t[c], 3) for c in CONDITIONS},
+        "seconds": {c: [rnd(r["seconds"], 3) for r in runs[c]] for c in CONDITIONS},
+        "spread": {
+            "slowdown_ip_only": {k: rnd(v) for k, v in per["ip_only"]["slowdown_spread"].items()},
+            "slowdown_pvprof": {k: rnd(v) for k, v in per["pvprof"]["slowdown_spread"].items()},
+            "us_per_sample_ip_only": {k: rnd(v, 1) for k, v in
+                                      (per["ip_only"]["us_per_sample_spread"] or {}).items()},
+            "us_per_sample_pvprof": {k: rnd(v, 1) for k, v in
+                                     (per["pvprof"]["us_per_sample_spread"] or {}).items()},
+        },
+        "added_exits_per_sample": {c: {k: rnd(v) for k, v in eps[c].items()} for c in eps},
+        "exits_per_run_unsampled": {k: rnd(v, 1) for k, v in none_exits.items()},
+        "ip_only_lost_samples": sum(r["perf_lost_events"] for r in runs["ip_only"]),
+    }
+    with open(os.path.join(args.out, "result.json"), "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+
+    def fmt(x, spec):
+        return "n/a" if x is None else format(x, spec)
+
+    sp = result["spread"]
+    lines = [
+        f"pvprof benchmark: {args.hz} Hz, {args.reps} interleaved reps per condition",
+        f"platform: {platform}",
+        "",
+        f"{'':24}{'no sampling':>14}{'IP-only perf':>14}{'pvprof':>14}",
+        f"{'guest seconds (mean)':24}{mean_t['none']:>14.3f}{mean_t['ip_only']:>14.3f}{mean_t['pvprof']:>14.3f}",
+        f"{'slowdown':24}{1:>14.3f}{result['slowdown_ip_only']:>14.3f}{result['slowdown_pvprof']:>14.3f}",
+        f"{'  min..max':24}{'':>14}"
+        f"{sp['slowdown_ip_only']['min']:>6.3f}..{sp['slowdown_ip_only']['max']:<6.3f}"
+        f"{sp['slowdown_pvprof']['min']:>6.3f}..{sp['slowdown_pvprof']['max']:<6.3f}",
+        f"{'samples per run':24}{'':>14}{result['samples_ip_only']:>14.0f}{result['samples']:>14.0f}",
+        f"{'samples per second':24}{'':>14}{result['samples_per_sec_ip_only']:>14.1f}{result['samples_per_sec']:>14.1f}",
+        f"{'us guest time / sample':24}{'':>14}{fmt(result['us_per_sample_ip_only'], '14.1f')}"
+        f"{fmt(result['us_per_sample_pvprof'], '14.1f')}",
+    ]
+    for k in ("exits", "irq_exits", "nmi_window_exits", "io_exits", "nmi_injections"):
+        lines.append(f"{'+' + k + ' / sample':24}{'':>14}"
+                     f"{fmt(eps['ip_only'][k], '14.3f')}{fmt(eps['pvprof'][k], '14.3f')}")
+    lines += [
+        "",
+        f"overhead_ratio (pvprof/IP-only overhead): {fmt(result['overhead_ratio'], '.3f')}  (target <= 2.5)",
+        f"extra exits per sample (pvprof - IP-only): {fmt(result['extra_exits_per_sample'], '.3f')}  (target <= 1.05)",
+        f"completeness: {fmt(result['completeness'], '.4f')}  (target >= 0.99)",
+        f"skew rate: {fmt(result['skew_rate'], '.4f')}   stale rate: {fmt(result['stale_rate'], '.4f')}",
+        "losses: " + (", ".join(f"{k} {v}" for k, v in losses.items() if v) or "none"),
+    ]
+    with open(os.path.join(args.out, "table.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
