@@ -298,6 +298,7 @@ static int restore_sampling(struct recorder *rc)
 	return EXIT_FAILED;
 }
 
+/* Return: EXIT_OK, -ENOENT (no stream yet: never enabled), or EXIT_FAILED. */
 static int open_stream(struct recorder *rc)
 {
 	struct pvprof_ctl_vm ctl = { .vm_fd = rc->vm.vm_fd };
@@ -307,12 +308,39 @@ static int open_stream(struct recorder *rc)
 		rc->stream_fd = fd;
 		return EXIT_OK;
 	}
+	if (errno == ENOENT && !rc->enabled_by_us)
+		return -ENOENT;
 	if (errno == EBUSY)
-		p_err_hint("only one reader at a time: stop the other 'record' first",
-			   "record VM %s: another process reads its stream", rc->vm.label);
+		p_err_hint("stop another reader (a 'record' still running?)",
+			   "record VM %s: the host allows no more readers of its stream",
+			   rc->vm.label);
 	else
 		vm_session__ioctl_err(&rc->vm, "open the stream of", errno);
 	return EXIT_FAILED;
+}
+
+/*
+ * The reader exists before sampling starts whenever the VM has a stream
+ * already, so that it gets every record of the recording, the guest
+ * agent's sideband sent when sampling starts included.  A VM never enabled
+ * has no stream: enabling creates it, and the reader follows at once.
+ */
+static int start(struct recorder *rc, bool was_enabled)
+{
+	int ret = open_stream(rc);
+
+	if (ret == -ENOENT) {
+		ret = enable_sampling(rc);
+		return ret ? ret : open_stream(rc);
+	}
+	if (ret || was_enabled)
+		return ret;
+	ret = enable_sampling(rc);
+	if (ret) {
+		close(rc->stream_fd);
+		rc->stream_fd = -1;
+	}
+	return ret;
 }
 
 /* Counts what one read returned; the bytes come from the kernel, decode anyway. */
@@ -466,12 +494,7 @@ static int record_run(struct recorder *rc)
 	if (recording_writer_open(&rc->w, rc->args.output))
 		return EXIT_FAILED;
 	catch_stop_signals();
-	if (!was_enabled) {
-		ret = enable_sampling(rc);
-		if (ret)
-			goto abort_file;
-	}
-	ret = open_stream(rc);
+	ret = start(rc, was_enabled);
 	if (ret)
 		goto restore;
 	rc->start_ns = clock_ns(CLOCK_MONOTONIC);
@@ -513,7 +536,6 @@ close_stream:
 	close(rc->stream_fd);
 restore:
 	restore_sampling(rc);
-abort_file:
 	recording_writer_abort(&rc->w);
 	return ret ? ret : EXIT_FAILED;
 }

@@ -231,14 +231,14 @@ const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
  * @size: its size
  *
  * Return: the guest's name for the process; "swapper" for pid 0 (idle)
- * like perf; ":PID" when unknown.  Unescaped.
+ * like perf; ":PID" when unknown or empty.  Unescaped.
  */
 const char *sample_comm(const struct report_resolver *res, uint32_t pid,
 			uint32_t exec_gen, char *buf, size_t size)
 {
 	const char *comm = res && res->comm ? res->comm(res->ctx, pid, exec_gen) : NULL;
 
-	if (comm)
+	if (comm && *comm)
 		return comm;
 	if (!pid)
 		return "swapper";
@@ -246,7 +246,16 @@ const char *sample_comm(const struct report_resolver *res, uint32_t pid,
 	return buf;
 }
 
-static void resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
+/**
+ * report_resolve() - what the resolver knows about one frame
+ * @res: the resolver, or NULL
+ * @kernel: a kernel frame (else user)
+ * @pid: the sample's guest pid
+ * @exec_gen: its exec generation
+ * @addr: the frame's address
+ * @sym: filled; an empty symbol or DSO name counts as unknown
+ */
+void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
 		    uint32_t exec_gen, uint64_t addr, struct report_sym *sym)
 {
 	sym->symbol = NULL;
@@ -254,6 +263,12 @@ static void resolve(const struct report_resolver *res, bool kernel, uint32_t pid
 	sym->offset = addr;
 	if (res && res->resolve)
 		res->resolve(res->ctx, kernel, pid, exec_gen, addr, sym);
+	if (sym->symbol && !*sym->symbol)
+		sym->symbol = NULL;
+	if (sym->dso && !*sym->dso)
+		sym->dso = NULL;
+	if (!sym->symbol && !sym->dso)
+		sym->offset = addr;
 }
 
 struct build_ctx {
@@ -310,7 +325,7 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 		struct report_sym sym;
 		const char *name, *dso;
 
-		resolve(c->res, kernel, rec->pid, rec->exec_gen, pvprof_st_frame(v, i), &sym);
+		report_resolve(c->res, kernel, rec->pid, rec->exec_gen, pvprof_st_frame(v, i), &sym);
 		p->stats.frames++;
 		p->stats.unsymbolized += !sym.symbol;
 		name = intern(p, frame_label(&sym, pvprof_st_frame(v, i), label_buf,

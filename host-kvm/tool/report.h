@@ -185,6 +185,8 @@ int profile_build(struct profile *p, const struct recording *r,
 void profile_free(struct profile *p);
 const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
 			size_t size);
+void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
+		    uint32_t exec_gen, uint64_t addr, struct report_sym *sym);
 const char *sample_comm(const struct report_resolver *res, uint32_t pid,
 			uint32_t exec_gen, char *buf, size_t size);
 

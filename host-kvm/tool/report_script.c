@@ -71,11 +71,10 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
 		c->r->vm.sample_period ? c->r->vm.sample_period : 1,
 		event ? event : "unknown-event");
 	for (i = 0; i < v->nr_frames; i++) {
-		struct report_sym sym = { .offset = pvprof_st_frame(v, i) };
+		struct report_sym sym;
 
-		if (res && res->resolve)
-			res->resolve(res->ctx, i < rec->nr_kernel, rec->pid, rec->exec_gen,
-				     pvprof_st_frame(v, i), &sym);
+		report_resolve(res, i < rec->nr_kernel, rec->pid, rec->exec_gen,
+			       pvprof_st_frame(v, i), &sym);
 		script_frame(c->f, &sym, pvprof_st_frame(v, i));
 	}
 	fputc('\n', c->f);

@@ -1,0 +1,263 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kvm-pvprof record, report and script against the pvprof KVM, on a real
+# guest that answers samples with callchains: record-guest, a minimal-guest
+# VMM (tests/record-guest.c) whose guest spins in spin_inner <- spin_outer
+# <- guest_code, answers every notice with that chain, and publishes its
+# symbols and command name through the sideband each time sampling starts.
+# Runs inside L1 with the pvprof modules loaded:
+#
+#   make -C host-kvm/tool check-nested
+#   (tests/nested/run-l1 --kvm pvprof -- host-kvm/tool/tests/nested-record.sh)
+#
+# Checks: record enables and restores (also on SIGINT, and leaves a VM that
+# was sampled before as it was); the recording's callchains balance with the
+# host's counters (every record accepted while recording is in the file or
+# counted as a stream overflow, sideband bytes equal the host's, stream
+# losses within the host's); report names the guest's functions and
+# command; script parses by stackcollapse-perf.pl's rules; a killed record
+# leaves a readable recording that report flags as not closed cleanly.
+# Writes "<passed> <failed>" to $PVPROF_RESULTS_DIR/tool-record (else
+# $O/results/tool-record).
+set -u
+
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+suite=tool-record
+guest_bin=$O/tool/tests/record-guest
+[ -x "$guest_bin" ] || { echo "${0##*/}: $guest_bin is missing: run 'make -C host-kvm/tool'" >&2; exit 2; }
+
+# status_json: the VM's status -j document in $tmp/status.json.
+status_json() {
+	"$bin" status "$gpid" -j >"$tmp/status.json" 2>"$tmp/status.err"
+}
+
+# check_py NAME PYTHON: runs PYTHON with s = status -j (dict) and r = the
+# report header fields of $tmp/report.txt (dict); it exits non-zero with a
+# reason when a check fails.
+check_py() {
+	local name=$1 code=$2 why
+	if ! status_json; then
+		fail "$name" "status -j failed: $(head -c 300 "$tmp/status.err")"
+		return
+	fi
+	if why=$("$python" - "$tmp/status.json" "$tmp/report.txt" "$code" <<'EOF' 2>&1
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+def num(pattern):
+    m = re.search(pattern, text, re.M)
+    if not m:
+        sys.exit("report lacks " + pattern)
+    return [int(x) for x in m.groups()]
+r = {}
+r["callchains"], = num(r"^# records: \d+ \(\d+ bytes of stream\), callchains: (\d+)")
+r["losses"] = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", re.search(r"^# losses: \d+ \((.*)\)$", text, re.M).group(1))}
+r["sideband"], r["sideband_bytes"], r["rejected"] = num(r"^# sideband: (\d+) messages \((\d+) bytes\), (\d+) rejected")
+r["frames"], r["unsymbolized"] = num(r"^# samples shown: \d+, frames: (\d+), unsymbolized frames: (\d+)")
+keys = ["samples", "notices", "records", "nmis", "lost", "sb", "refused"]
+pat = r"samples (\d+), notices (\d+), records (\d+), NMIs (\d+), losses (\d+), sideband bytes (\d+), refused (\d+)"
+r["start"] = dict(zip(keys, num(r"^# host counters at start: " + pat)))
+r["end"] = dict(zip(keys, num(r"^# host counters at end: +" + pat)))
+try:
+    exec(sys.argv[3])
+except AssertionError as e:
+    sys.exit("check failed: %s\n  report: %r\n  status: %s" % (e, {k: r[k] for k in r if k != "losses"}, json.dumps(s)[:400]))
+EOF
+); then
+		pass "$name"
+	else
+		fail "$name" "${why:0:700}"
+	fi
+}
+
+# report_of NAME FILE [ARGS...]: report -i FILE into $tmp/report.txt.
+report_of() {
+	local name=$1 file=$2
+	shift 2
+	if "$bin" report -i "$file" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"; then
+		pass "$name"
+	else
+		fail "$name" "exit status $?: $(head -c 300 "$tmp/report.err")"
+	fi
+}
+
+echo "== preflight"
+if [ ! -c /dev/kvm ]; then
+	fail "preflight: /dev/kvm" "no /dev/kvm: run inside L1 (tests/nested/run-l1 --kvm pvprof)"
+	finish "$suite"
+	exit
+fi
+mkfifo "$tmp/guest.in"
+"$guest_bin" <"$tmp/guest.in" >"$tmp/guest.out" 2>"$tmp/guest.err" &
+gpid=$!
+exec {guest_in}>"$tmp/guest.in"
+holder_stdin+=("$guest_in")
+helper_pids+=("$gpid")
+for _ in $(seq 600); do
+	grep -q '^ready ' "$tmp/guest.out" && break
+	kill -0 "$gpid" 2>/dev/null || break
+	sleep 0.1
+done
+if ! grep -q "^ready $gpid\$" "$tmp/guest.out"; then
+	fail "preflight: record-guest registered" "$(head -c 400 "$tmp/guest.err")"
+	finish "$suite"
+	exit
+fi
+pass "preflight: record-guest registered"
+run -- status "$gpid"
+if grep -qF "$no_pvprof" <<<"$err"; then
+	fail "preflight: pvprof ioctls" "this L1's KVM lacks the pvprof control plane"
+	finish "$suite"
+	exit
+fi
+
+echo "== record a VM never enabled"
+run -- record -d 3 -o "$tmp/first.data" "$gpid"
+if [ "$rc" = 0 ] && grep -qE "^recorded [1-9][0-9]* records, [0-9]+ losses, [0-9]+ sideband bytes to $tmp/first.data\$" <<<"$err"; then
+	pass "record -d 3: summary line with records"
+else
+	fail "record -d 3" "exit $rc, stderr: ${err:0:400}"
+fi
+recorded=$(sed -n 's/^recorded \([0-9]*\) records.*/\1/p' <<<"$err")
+report_of "report: the first recording" "$tmp/first.data"
+check_py "record: sampling disabled again (it was never enabled)" \
+	'assert s["enabled"] is False, "still enabled"'
+check_py "report: the summary's records are the report's callchains" \
+	"assert r['callchains'] == $recorded, 'summary %s' % $recorded"
+check_py "balance: every record accepted while recording is in the file or a stream overflow" \
+	'assert r["callchains"] + r["losses"]["stream_overflow"] == r["end"]["records"] - r["start"]["records"]'
+check_py "balance: nothing accepted after the recording ended" \
+	'assert s["totals"]["records"] == r["end"]["records"], "status %d records, recording ended at %d" % (s["totals"]["records"], r["end"]["records"])'
+check_py "balance: stream losses within the host's, by reason" \
+	'assert all(r["losses"][k] <= s["losses"][k] for k in s["losses"]), r["losses"]'
+check_py "balance: host identities (samples, notices) at the end" \
+	'v = s["vcpus"][0]; L = v["losses"]; d = v["samples"] - v["notices"] - sum(L[k] for k in ("protected", "nested", "smm", "unregistered", "throttled", "slot_busy", "buffer_gone", "notice_ring_full")); assert d in (0, 1), v; assert v["notices"] >= v["records"] + L["stale"] + L["invalid"] + L["unanswered"], v'
+
+echo "== record a VM enabled before (the stream exists: the reader comes first)"
+run -- record -d 3 -o "$tmp/second.data" "$gpid"
+if [ "$rc" = 0 ]; then pass "record again"; else fail "record again" "exit $rc: ${err:0:300}"; fi
+report_of "report: the second recording" "$tmp/second.data"
+grep -E '^# (records|losses|sideband|samples shown|host counters)' "$tmp/report.txt" | sed 's/^# /measured: /'
+check_py "sideband: one round of the guest's messages (KERNEL, KSYMS, PROCESS), none rejected" \
+	'assert r["sideband"] == 3 and r["rejected"] == 0, (r["sideband"], r["rejected"])'
+check_py "sideband: bytes in the file equal the host's count while recording" \
+	'assert r["sideband_bytes"] == r["end"]["sb"] - r["start"]["sb"], (r["sideband_bytes"], r["start"]["sb"], r["end"]["sb"])'
+check_py "balance: second recording's callchains" \
+	'assert r["callchains"] > 0 and r["callchains"] + r["losses"]["stream_overflow"] == r["end"]["records"] - r["start"]["records"]'
+check_py "symbols: only the interrupted IP may lack a symbol" \
+	'assert r["frames"] == 3 * r["callchains"] and r["unsymbolized"] <= r["callchains"], (r["frames"], r["unsymbolized"])'
+"$bin" report -i "$tmp/second.data" --folded >"$tmp/folded.txt" 2>/dev/null
+if why=$(awk -v total="$(sed -n 's/.*callchains: \([0-9]*\).*/\1/p' "$tmp/report.txt")" '
+	$1 == "rec-guest;guest_code;spin_outer;spin_inner" { n = $2 }
+	END { if (n * 2 <= total) { print "spin_inner stack has " n + 0 " of " total; exit 1 } }
+' "$tmp/folded.txt"); then
+	pass "report --folded: most samples in rec-guest;guest_code;spin_outer;spin_inner"
+else
+	fail "report --folded: the guest's stack by name" "$why: $(head -c 300 "$tmp/folded.txt")"
+fi
+if grep -qE '^ +[0-9.]+% +[0-9.]+% +[0-9]+ +[0-9]+  kernel  spin_inner  \(\[kernel.kallsyms\]\)$' "$tmp/report.txt"; then
+	pass "report: spin_inner in the top functions"
+else
+	fail "report: spin_inner in the top functions" "$(sed -n '/top functions/,$p' "$tmp/report.txt" | head -8)"
+fi
+"$bin" report -i "$tmp/second.data" --flamegraph "$tmp/fg.svg" >/dev/null 2>&1
+if grep -q '<title>spin_inner (' "$tmp/fg.svg" && grep -q '<title>rec-guest (' "$tmp/fg.svg"; then
+	pass "flamegraph: the guest's command and functions"
+else
+	fail "flamegraph: the guest's command and functions" "$(grep -o '<title>[^<]*' "$tmp/fg.svg" | head -5)"
+fi
+"$bin" script -i "$tmp/second.data" >"$tmp/script.txt" 2>"$tmp/script.err"
+if why=$(perl -e '
+	my ($samples, $frames, $in, $bad) = (0, 0, 0, "");
+	while (<>) {
+		chomp;
+		if (/^$/) { $samples++ if $in; $in = 0; next; }
+		if (/^(\S+\s*?\S*?)\s+(\d+)\/(\d+)/) { $in = 1; next; }
+		if (/^\s*(\w+)\s*(.+) \((\S*)\)/) { $frames++; next; }
+		$bad .= "unrecognized: $_\n";
+	}
+	die $bad if $bad;
+	print "$samples $frames\n";
+' "$tmp/script.txt" 2>&1) && [ "$why" = "$(sed -n 's/.*callchains: \([0-9]*\).*/\1/p' "$tmp/report.txt") $((3 * $(sed -n 's/.*callchains: \([0-9]*\).*/\1/p' "$tmp/report.txt")))" ]; then
+	pass "script: every sample and frame parses by stackcollapse-perf.pl's rules"
+else
+	fail "script: stackcollapse-perf.pl rules" "${why:0:300}"
+fi
+
+echo "== Ctrl-C"
+"$bin" record -o "$tmp/int.data" "$gpid" 2>"$tmp/int.err" &
+rec_pid=$!
+# Interrupt once the recording holds stream data (header and status are ~700 bytes).
+for _ in $(seq 300); do
+	[ "$(stat -c %s "$tmp/int.data" 2>/dev/null || echo 0)" -gt 2000 ] && break
+	sleep 0.1
+done
+kill -INT "$rec_pid"
+wait "$rec_pid"
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^recorded [0-9]* records' "$tmp/int.err"; then
+	pass "SIGINT: record ends cleanly with its summary"
+else
+	fail "SIGINT: record ends cleanly" "exit $rc: $(head -c 300 "$tmp/int.err")"
+fi
+report_of "report: the interrupted recording" "$tmp/int.data"
+if grep -q 'stopped: interrupted$' "$tmp/report.txt"; then
+	pass "report: the recording says it was interrupted"
+else
+	fail "report: stopped: interrupted" "$(grep '^# recorded' "$tmp/report.txt")"
+fi
+check_py "SIGINT: sampling disabled again" 'assert s["enabled"] is False'
+
+echo "== a VM sampled before keeps its configuration"
+run -- enable "$gpid" -F 200
+run -- record -F 100 -d 1 -o "$tmp/refused.data" "$gpid"
+if [ "$rc" = 2 ] && grep -q 'it is sampled already (cpu-clock)' <<<"$err"; then
+	pass "record -F on a sampled VM: usage error"
+else
+	fail "record -F on a sampled VM" "exit $rc: ${err:0:300}"
+fi
+run -- record -d 2 -o "$tmp/before.data" "$gpid"
+if [ "$rc" = 0 ]; then pass "record a sampled VM"; else fail "record a sampled VM" "exit $rc: ${err:0:300}"; fi
+report_of "report: recording of a sampled VM" "$tmp/before.data"
+check_py "a sampled VM stays enabled at its rate" \
+	'assert s["enabled"] is True and s["sample_freq"] == 200, (s["enabled"], s["sample_freq"])'
+if grep -q 'cpu-clock at 200 Hz, enabled before record$' "$tmp/report.txt"; then
+	pass "report: configuration and 'enabled before record'"
+else
+	fail "report: configuration" "$(grep '^# VM' "$tmp/report.txt")"
+fi
+run -- disable "$gpid"
+
+echo "== a killed record"
+"$bin" record -o "$tmp/killed.data" "$gpid" 2>/dev/null &
+rec_pid=$!
+for _ in $(seq 300); do
+	[ "$(stat -c %s "$tmp/killed.data" 2>/dev/null || echo 0)" -gt 2000 ] && break
+	sleep 0.1
+done
+{ kill -KILL "$rec_pid"; wait "$rec_pid"; } 2>/dev/null
+run -- report -i "$tmp/killed.data"
+if [ "$rc" = 0 ] && grep -q 'WARNING: the recording was not closed cleanly (no END section)' <<<"$out" &&
+   grep -qE '^# records: [1-9]' <<<"$out"; then
+	pass "report: a killed recording is read, flagged as not closed cleanly"
+else
+	fail "report: a killed recording" "exit $rc: ${err:0:300} $(grep '^# re' <<<"$out")"
+fi
+# SIGKILL leaves sampling on (nothing can restore it): say so, then undo.
+check_py "a killed record leaves sampling on (documented)" 'assert s["enabled"] is True'
+run -- disable "$gpid"
+
+exec {guest_in}>&-
+holder_stdin=()
+wait "$gpid"
+grc=$?
+if [ "$grc" = 0 ] && grep -qE '^guest: nmis [1-9][0-9]* callchains [1-9][0-9]* sideband_rounds [2-9]' "$tmp/guest.out"; then
+	pass "record-guest: exits cleanly ($(grep '^guest:' "$tmp/guest.out"))"
+else
+	fail "record-guest: exits cleanly" "exit $grc: $(tail -c 300 "$tmp/guest.out") $(head -c 300 "$tmp/guest.err")"
+fi
+
+finish "$suite"
