@@ -131,6 +131,7 @@ struct pvprof_ctl_status {
 #define PVPROF_STREAM_VERSION		1
 #define PVPROF_STREAM_ALIGN		8
 #define PVPROF_STREAM_MAX_RECORD	8192U
+#define PVPROF_STREAM_MAX_READERS	8	/* stream fds open at once per VM */
 
 #define PVPROF_ST_HELLO			1	/* first record of every stream */
 #define PVPROF_ST_CALLCHAIN		2

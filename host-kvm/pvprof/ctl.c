@@ -63,23 +63,6 @@ static int pvprof_config_from_enable(const struct pvprof_ctl_enable *en,
 	return 0;
 }
 
-/* The first ENABLE's stream starts with every registration already made. */
-static void pvprof_stream_put_registered(struct pvprof_vm *pvm)
-{
-	unsigned int idx;
-
-	for (idx = 0; idx < KVM_MAX_VCPUS; idx++) {
-		struct pvprof_vcpu *pv = pvm->vcpus[idx];
-
-		if (!pv)
-			continue;
-		mutex_lock(&pv->lock);
-		if (pv->registered)
-			pvprof_stream_put_vcpu(pvm, pv, PVPROF_VCPU_REGISTERED);
-		mutex_unlock(&pv->lock);
-	}
-}
-
 static long pvprof_ctl_enable(struct kvm *kvm, const struct pvprof_ctl_enable *en)
 {
 	struct pvprof_config cfg;
@@ -104,7 +87,6 @@ static long pvprof_ctl_enable(struct kvm *kvm, const struct pvprof_ctl_enable *e
 		if (!st)
 			goto unlock;
 		WRITE_ONCE(pvm->stream, st);
-		pvprof_stream_put_registered(pvm);
 	}
 	pvm->config = cfg;
 	WRITE_ONCE(pvm->enabled, true);

@@ -44,7 +44,6 @@ struct perf_event;
  * @folded_losses: @irq_losses already added to @acct
  * @window_start: jiffies when the per-vCPU rate window began
  * @window_samples: samples taken in that window
- * @streamed_losses: losses already reported in LOSS stream records
  * @loss_flush_at: jiffies after which changed losses are queued again
  * @record_copy: one record slot copied out of the buffer
  * @stream_rec: a callchain stream record being built
@@ -79,38 +78,14 @@ struct pvprof_vcpu {
 	u64 folded_losses[PVPROF_LOSS_NR];
 	unsigned long window_start;
 	u32 window_samples;
-	u64 streamed_losses[PVPROF_LOSS_NR];
 	unsigned long loss_flush_at;
 	u64 record_copy[PVPROF_RECORD_SLOT_SIZE / 8];
 	u64 stream_rec[(sizeof(struct pvprof_st_callchain) +
 			8 * PVPROF_MAX_DEPTH) / 8];
 };
 
-/* Bytes of the per-VM stream buffer (a power of two, spec section 12.6). */
-#define PVPROF_STREAM_BUF_SIZE	(1U << 20)
-
-/**
- * struct pvprof_stream - the VM's stream buffer, a byte ring of records
- * @lock: protects @head, @tail, @finished and @reader_open; taken by vCPU
- *	threads appending, never held across a copy to user space
- * @read_mutex: one read() at a time; only a reader moves @tail
- * @wait: readers waiting for records or end of file
- * @buf: PVPROF_STREAM_BUF_SIZE bytes
- * @head: bytes ever queued
- * @tail: bytes ever read
- * @finished: the VM is gone; no record is queued any more
- * @reader_open: a stream fd is open (one at a time)
- */
-struct pvprof_stream {
-	spinlock_t lock;
-	struct mutex read_mutex;
-	wait_queue_head_t wait;
-	u8 *buf;
-	u64 head;
-	u64 tail;
-	bool finished;
-	bool reader_open;
-};
+/* The VM's stream and its readers, private to stream.c. */
+struct pvprof_stream;
 
 /**
  * struct pvprof_config - what PVPROF_CTL_ENABLE set
@@ -187,7 +162,8 @@ long pvprof_sideband(struct kvm_vcpu *vcpu, u64 gpa, u64 len);
 
 struct pvprof_stream *pvprof_stream_create(void);
 void pvprof_stream_free(struct pvprof_stream *st);
-bool pvprof_stream_append(struct pvprof_stream *st, const void *rec, u32 len);
+bool pvprof_stream_append(struct pvprof_stream *st, const struct pvprof_vcpu *pv,
+			  const void *rec, u32 len);
 void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 			    u32 event);
 void pvprof_stream_put_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv);

@@ -374,7 +374,7 @@ static int pvprof_drain(struct kvm *kvm, struct pvprof_vm *pvm,
 					      pv->vcpu_id, ktime_get_ns(),
 					      pvprof_host_notice_facts(&pv->ring, rec->seq),
 					      rec);
-		if (!st || !len || !pvprof_stream_append(st, pv->stream_rec, len))
+		if (!st || !len || !pvprof_stream_append(st, pv, pv->stream_rec, len))
 			pv->acct.losses[PVPROF_LOSS_STREAM_OVERFLOW]++;
 	}
 	return pvprof_put_u64(kvm, pv, OFF_RECORD_TAIL, pv->ring.record_tail);

@@ -68,7 +68,7 @@ static long pvprof_sideband_append(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 	if (!pvprof_sideband_charge(pvm, len))
 		goto free;
 	n = pvprof_st_put_sideband(rec, cap, vcpu->vcpu_id, ktime_get_ns(), msg, len);
-	if (!n || !pvprof_stream_append(st, rec, n)) {
+	if (!n || !pvprof_stream_append(st, NULL, rec, n)) {
 		pvprof_sideband_refund(pvm, len);
 		goto free;
 	}
