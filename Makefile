@@ -73,7 +73,8 @@ check-nested: modules
 check-host-suite: modules
 	$(MAKE) -C tests/host run
 
-# kvm-pvprof enable/status/disable/expose against the pvprof KVM in L1.
+# kvm-pvprof enable/status/disable/expose against the pvprof KVM in L1, then
+# record/report/script on a minimal guest that answers with callchains.
 check-tool-nested: modules tool
 	$(MAKE) -C host-kvm/tool check-nested
 
