@@ -403,12 +403,12 @@ static int build_record(void *opaque, const struct pvprof_st_view *v, uint64_t o
 	return 0;
 }
 
-static const struct profile_node *sort_nodes;
-
-static int node_cmp(const void *a, const void *b)
+/* qsort_r() comparators: the indices sorted, the array they index as @arg. */
+static int node_cmp(const void *a, const void *b, void *arg)
 {
-	const struct profile_node *x = &sort_nodes[*(const uint32_t *)a];
-	const struct profile_node *y = &sort_nodes[*(const uint32_t *)b];
+	const struct profile_node *nodes = arg;
+	const struct profile_node *x = &nodes[*(const uint32_t *)a];
+	const struct profile_node *y = &nodes[*(const uint32_t *)b];
 	int r = strcmp(x->name, y->name);
 
 	if (r)
@@ -424,14 +424,13 @@ static int sort_children(struct profile *p)
 
 	if (!tmp)
 		return -1;
-	sort_nodes = p->nodes;
 	for (n = 0; n < p->nr_nodes; n++) {
 		k = 0;
 		for (i = p->nodes[n].child; i; i = p->nodes[i].sibling)
 			tmp[k++] = i;
 		if (k < 2)
 			continue;
-		qsort(tmp, k, sizeof(*tmp), node_cmp);
+		qsort_r(tmp, k, sizeof(*tmp), node_cmp, p->nodes);
 		p->nodes[n].child = tmp[0];
 		for (i = 0; i + 1 < k; i++)
 			p->nodes[tmp[i]].sibling = tmp[i + 1];
@@ -642,17 +641,19 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 	return ferror(f) ? -1 : 0;
 }
 
-static const struct profile_func *sort_funcs;
-static enum report_sort sort_key;
+struct func_order {
+	const struct profile_func *funcs;
+	enum report_sort key;
+};
 
-static int func_cmp(const void *a, const void *b)
+static int func_cmp(const void *a, const void *b, void *arg)
 {
-	const struct profile_func *x = &sort_funcs[*(const uint32_t *)a];
-	const struct profile_func *y = &sort_funcs[*(const uint32_t *)b];
-	uint64_t x1 = sort_key == REPORT_SORT_SELF ? x->self : x->total;
-	uint64_t y1 = sort_key == REPORT_SORT_SELF ? y->self : y->total;
-	uint64_t x2 = sort_key == REPORT_SORT_SELF ? x->total : x->self;
-	uint64_t y2 = sort_key == REPORT_SORT_SELF ? y->total : y->self;
+	const struct func_order *o = arg;
+	const struct profile_func *x = &o->funcs[*(const uint32_t *)a];
+	const struct profile_func *y = &o->funcs[*(const uint32_t *)b];
+	bool self = o->key == REPORT_SORT_SELF;
+	uint64_t x1 = self ? x->self : x->total, y1 = self ? y->self : y->total;
+	uint64_t x2 = self ? x->total : x->self, y2 = self ? y->total : y->self;
 	int r;
 
 	if (x1 != y1)
@@ -689,9 +690,8 @@ int report_write_top(FILE *f, const struct profile *p, enum report_sort sort,
 	}
 	for (i = 0; i < p->nr_funcs; i++)
 		order[i] = i;
-	sort_funcs = p->funcs;
-	sort_key = sort;
-	qsort(order, p->nr_funcs, sizeof(*order), func_cmp);
+	qsort_r(order, p->nr_funcs, sizeof(*order), func_cmp,
+		&(struct func_order){ .funcs = p->funcs, .key = sort });
 	fprintf(f, "#\n# top functions by %s samples%s\n#\n",
 		sort == REPORT_SORT_SELF ? "self" : "total",
 		limit && limit < p->nr_funcs ? "" : " (all)");
@@ -721,16 +721,15 @@ struct callgraph_walk {
 	uint64_t hidden;
 };
 
-static const struct profile_node *cg_nodes;
-
-static int cg_cmp(const void *a, const void *b)
+static int cg_cmp(const void *a, const void *b, void *arg)
 {
-	const struct profile_node *x = &cg_nodes[*(const uint32_t *)a];
-	const struct profile_node *y = &cg_nodes[*(const uint32_t *)b];
+	const struct profile_node *nodes = arg;
+	const struct profile_node *x = &nodes[*(const uint32_t *)a];
+	const struct profile_node *y = &nodes[*(const uint32_t *)b];
 
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
-	return node_cmp(a, b);
+	return node_cmp(a, b, arg);
 }
 
 static int callgraph_node(struct callgraph_walk *w, uint32_t n, unsigned int depth)
@@ -754,9 +753,7 @@ static int callgraph_node(struct callgraph_walk *w, uint32_t n, unsigned int dep
 	nr = 0;
 	for (i = p->nodes[n].child; i; i = p->nodes[i].sibling)
 		kids[nr++] = i;
-	cg_nodes = p->nodes;
-	sort_nodes = p->nodes;
-	qsort(kids, nr, sizeof(*kids), cg_cmp);
+	qsort_r(kids, nr, sizeof(*kids), cg_cmp, p->nodes);
 	for (i = 0; i < nr; i++) {
 		if (p->nodes[kids[i]].total * 1000 <
 		    (uint64_t)CALLGRAPH_MIN_PERMILLE * p->stats.samples) {
