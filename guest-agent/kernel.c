@@ -68,20 +68,30 @@ static void cache_clear(void)
 	cache.valid = false;
 }
 
-/* FNV-1a of /proc/modules: any load, unload or state change. */
+/*
+ * FNV-1a of /proc/modules' names, sizes and addresses: a load or unload
+ * changes it, a reference count does not.
+ */
 static uint64_t modules_hash(void)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
-	char buf[4096];
-	ssize_t n, i;
-	int fd = open("/proc/modules", O_RDONLY | O_CLOEXEC);
+	char line[512], name[128], addr[32];
+	unsigned long long size;
+	FILE *f = fopen("/proc/modules", "re");
+	const char *p;
 
-	if (fd < 0)
+	if (!f)
 		return 0;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		for (i = 0; i < n; i++)
-			h = (h ^ (uint8_t)buf[i]) * 0x100000001b3ULL;
-	close(fd);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s %llu %*s %*s %*s %31s", name, &size, addr) != 3)
+			continue;
+		for (p = name; *p; p++)
+			h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
+		for (p = addr; *p; p++)
+			h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
+		h = (h ^ size) * 0x100000001b3ULL;
+	}
+	fclose(f);
 	return h;
 }
 
