@@ -11,6 +11,9 @@
 #                   its first run builds that kernel (30-40 min, cached)
 #   make modules    the pvprof-enabled replacement KVM modules
 #   make guest-driver  the guest kernel module pvprof_guest.ko
+#   make agent      the guest agent pvprofd (static binary)
+#   make check-agent pvprofd in an L2 guest with the symbolizer on its sideband
+#                   (guest-agent/tests/agent-nested.sh; 5-10 min)
 #   make deps       install the Debian packages the build and tests need
 #   make demo       profile a demo workload in a guest, end to end (demo/README.md;
 #                   WORKLOAD=static-binary ARGS="..." DURATION=s HZ=hz)
@@ -29,17 +32,17 @@ export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-debug check-debug-if-cached \
-	demo check-demo bench clean help
+	demo check-demo bench clean help agent check-agent
 
 all: user
 
 help:
-	@sed -n '3,21p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,24p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
 
-user: tool
+user: tool agent
 	$(MAKE) -C tests/unit build
 
 tool:
@@ -50,6 +53,12 @@ modules:
 
 guest-driver:
 	$(MAKE) -C guest-driver
+
+agent:
+	$(MAKE) -C guest-agent
+
+check-agent: modules guest-driver tool agent
+	$(MAKE) -C guest-agent check-nested
 
 # Every suite runs even when an earlier one failed; the totals come last and
 # any failure (including a suite that died before writing its counts) fails.
