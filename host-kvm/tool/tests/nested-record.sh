@@ -116,6 +116,7 @@ fi
 
 echo "== record a VM never enabled"
 run -- record -d 3 -o "$tmp/first.data" "$gpid"
+printf '%s\n' "$err" >"$tmp/first.err"
 if [ "$rc" = 0 ] && grep -qE "^recorded [1-9][0-9]* records, [0-9]+ losses, [0-9]+ sideband bytes to $tmp/first.data\$" <<<"$err"; then
 	pass "record -d 3: summary line with records"
 else
@@ -230,6 +231,21 @@ else
 	fail "report: configuration" "$(grep '^# VM' "$tmp/report.txt")"
 fi
 run -- disable "$gpid"
+
+echo "== progress line only on a terminal"
+if grep -q 'samples/s' "$tmp/first.err"; then
+	fail "no progress line when stderr is not a terminal" "$(head -c 200 "$tmp/first.err")"
+else
+	pass "no progress line when stderr is not a terminal"
+fi
+script -qec "$bin record -d 3 -o $tmp/tty.data $gpid" /dev/null </dev/null >"$tmp/tty.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -qE $'\r[0-9]+ s: [0-9]+ samples/s, [0-9]+ records, [0-9]+ losses' "$tmp/tty.out" &&
+   grep -q '^recorded [0-9]* records' "$tmp/tty.out"; then
+	pass "progress line on a terminal (samples/s, records, losses), then the summary"
+else
+	fail "progress line on a terminal" "exit $rc: $(tr '\r' '|' <"$tmp/tty.out" | head -c 300)"
+fi
 
 echo "== a killed record"
 "$bin" record -o "$tmp/killed.data" "$gpid" 2>/dev/null &
