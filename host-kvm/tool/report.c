@@ -522,6 +522,19 @@ static void write_config(FILE *f, const struct pvprof_data_vm *vm)
 			vm->event == PVPROF_EVENT_CPU_CLOCK ? "ns" : "events");
 }
 
+static uint64_t status_records(const struct recording_status *st)
+{
+	struct pvprof_vcpu_status v;
+	uint64_t records = 0;
+	uint32_t i;
+
+	for (i = 0; i < st->hdr.nr_vcpus; i++) {
+		recording_vcpu(st, i, &v);
+		records += v.records;
+	}
+	return records;
+}
+
 static void write_host_counters(FILE *f, const struct recording_status *st)
 {
 	uint64_t samples = 0, notices = 0, records = 0, nmis = 0, lost = 0;
@@ -637,6 +650,17 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 	if (r->end_status.present) {
 		fprintf(f, "# host counters at end:   ");
 		write_host_counters(f, &r->end_status);
+	}
+	if (r->start.present && r->end_status.present) {
+		uint64_t acc = status_records(&r->end_status) - status_records(&r->start);
+		uint64_t host_lost = 0;
+
+		for (i = 0; i < PVPROF_LOSS_NR; i++)
+			host_lost += r->end_status.hdr.ctl.losses[i] - r->start.hdr.ctl.losses[i];
+		fprintf(f, "# while recording the host accepted %" PRIu64 " records and counted %"
+			PRIu64 " losses; the stream carried %" PRIu64 " callchains, %" PRIu64
+			" stream overflows and %" PRIu64 " losses\n", acc, host_lost,
+			s->callchains, s->losses[PVPROF_LOSS_STREAM_OVERFLOW], lost);
 	}
 	return ferror(f) ? -1 : 0;
 }
