@@ -74,7 +74,7 @@ check-unit:
 	$(MAKE) -C host-kvm/tool check
 	$(MAKE) -C guest-driver
 
-check-host: check-nested check-host-suite check-tool-nested
+check-host: check-nested check-host-suite check-tool-nested check-install
 
 check-nested: modules
 	O=$(O) tests/nested/selftest.sh
@@ -86,6 +86,12 @@ check-host-suite: modules
 # record/report/script on a minimal guest that answers with callchains.
 check-tool-nested: modules tool
 	$(MAKE) -C host-kvm/tool check-nested
+
+# Installing the pvprof KVM on this host (as root; see host-kvm/README.md),
+# and its test staged into a scratch root.
+.PHONY: host-install host-uninstall host-reload check-install
+host-install host-uninstall host-reload check-install:
+	$(MAKE) -C host-kvm $@
 
 check-guest: modules guest-driver
 	$(MAKE) -C guest-driver check-nested
