@@ -432,6 +432,29 @@ __u64 pvprof_host_outstanding(const struct pvprof_host_ring *r)
 	return r->notice_head - r->resolved_seq;
 }
 
+/* Spec section 6.2: no index the host writes ever reaches 2^63. */
+#define PVPROF_HOST_INDEX_LIMIT		(1ULL << 63)
+
+/**
+ * pvprof_host_indices_exhausted() - must the registration end before its
+ *	indices wrap
+ * @r: the registration
+ *
+ * Record slot counts are not powers of two, so a slot index taken modulo
+ * them would jump where the free-running indices wrap.  The host drops
+ * the registration (spec section 6.2) when the next notice would make
+ * notice_head reach 2^63, or the next drain (at most record_slots slots)
+ * could make record_tail reach it.  Called before every batch of writes.
+ *
+ * Return: true when the caller must drop the registration instead of
+ * writing a notice or draining.
+ */
+bool pvprof_host_indices_exhausted(const struct pvprof_host_ring *r)
+{
+	return r->notice_head >= PVPROF_HOST_INDEX_LIMIT - 1 ||
+	       r->record_tail >= PVPROF_HOST_INDEX_LIMIT - r->geo.record_slots;
+}
+
 /**
  * pvprof_host_unregister() - end a registration's books
  * @r: the registration

@@ -124,6 +124,7 @@ enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
 const struct pvprof_notice_facts *
 pvprof_host_notice_facts(const struct pvprof_host_ring *r, __u64 seq);
 __u64 pvprof_host_outstanding(const struct pvprof_host_ring *r);
+bool pvprof_host_indices_exhausted(const struct pvprof_host_ring *r);
 void pvprof_host_unregister(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct);
 
 #endif /* _PVPROF_CORE_HOST_H */

@@ -472,6 +472,12 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 		pvprof_buffer_gone(pvm, pv, pending);
 		return;
 	}
+	if (pvprof_host_indices_exhausted(&pv->ring)) {
+		if (pending)
+			pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
+		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
+		return;
+	}
 	if (pvprof_publish_state(kvm, pvm, pv) ||
 	    (pending && pvprof_notice(vcpu, pv, &sample)) ||
 	    pvprof_drain(kvm, pvm, pv))
@@ -613,7 +619,8 @@ void pvprof_vcpu_unregister(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 	}
 	if (!pv->registered)
 		return;
-	if (pvprof_identity_ok(vcpu->kvm, pv))
+	if (pvprof_identity_ok(vcpu->kvm, pv) &&
+	    !pvprof_host_indices_exhausted(&pv->ring))
 		pvprof_drain(vcpu->kvm, pvm, pv);
 	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_UNREGISTERED);
 }

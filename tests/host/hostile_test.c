@@ -177,14 +177,18 @@ static void hostile_nmi(struct ex_regs *regs)
 		g_live = 0;
 		hdr->cookie ^= 1;
 	} else if (mode == M_SCRIBBLE_HOST_LINES) {
-		/* Everything the host writes except magic and cookie. */
+		/*
+		 * Everything the host writes except magic, cookie and
+		 * record_tail: the host rewrites record_tail only when it
+		 * drains, so a guest that scribbles it stalls its own record
+		 * ring (it hurts only itself, section 7.3).
+		 */
 		hdr->size = 3;
 		hdr->max_depth = 0;
 		hdr->reserved0[0] = 0xff;
 		hdr->state = 0xdead;
 		hdr->period = ~0ULL;
 		hdr->notice_head = ~0ULL;
-		hdr->record_tail = 0x1234567;
 		hdr->nmi_head = 7;
 		hdr->reserved1[3] = 0xff;
 	}
@@ -387,7 +391,8 @@ static void check_hostile_books(enum hostile_mode mode,
 		break;
 	case M_IGNORE:
 		TEST_ASSERT_EQ(vs->notices, PVPROF_NOTICE_SLOTS);
-		TEST_ASSERT_EQ(vs->nmis, 1);
+		/* The gate injects again after each delivery (section 10.2). */
+		TEST_ASSERT(vs->nmis >= 1, "no pvprof NMI");
 		TEST_ASSERT_EQ(vs->losses[PVPROF_LOSS_UNANSWERED], PVPROF_NOTICE_SLOTS);
 		break;
 	case M_GUEST_ZEROES:
@@ -442,6 +447,8 @@ static void run_hostile(const struct hostile_case *hc, const char *name)
 	stream_fd = pvprof_stream_open(vm);
 
 	if (hc->mode == M_FLIPPED) {
+		/* After REGISTER, which refuses a buffer with indices set. */
+		vcpu_run_expect_sync(vcpu, STAGE_TICK, &uc);
 		flipper.buf = vm->mem + BUF_GPA;
 		TEST_ASSERT(!pthread_create(&flip_thread, NULL, flip_bytes, &flipper),
 			    "pthread_create");

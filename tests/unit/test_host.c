@@ -286,6 +286,33 @@ START_TEST(host_unregister_counts_unanswered)
 }
 END_TEST
 
+START_TEST(host_indices_stop_before_2_63)
+{
+	const __u64 limit = 1ULL << 63;
+	__u32 written = 0;
+
+	setup(8192);
+	ck_assert(!pvprof_host_indices_exhausted(&ring));
+	/* notice_head: the guard fires before the notice that would reach it. */
+	ring.notice_head = ring.resolved_seq = ring.nmi_head = limit - 5;
+	while (!pvprof_host_indices_exhausted(&ring)) {
+		ck_assert(sample(ring.notice_head));
+		written++;
+	}
+	ck_assert_uint_eq(written, 4);
+	ck_assert_uint_eq(ring.notice_head, limit - 1);
+
+	/* record_tail: a whole drain (4 slots at 8 KiB) must still fit. */
+	setup(8192);
+	ring.record_tail = limit - ring.geo.record_slots - 1;
+	ck_assert(!pvprof_host_indices_exhausted(&ring));
+	ring.record_tail++;
+	ck_assert(pvprof_host_indices_exhausted(&ring));
+	ring.record_tail = ~0ULL;
+	ck_assert(pvprof_host_indices_exhausted(&ring));
+}
+END_TEST
+
 START_TEST(host_history_bounds_unresolved)
 {
 	__u32 i;
@@ -357,6 +384,7 @@ Suite *host_suite(void)
 	PVPROF_ADD_TEST(s, host_record_outcomes);
 	PVPROF_ADD_TEST(s, host_rejected_record_resolves_oldest);
 	PVPROF_ADD_TEST(s, host_unregister_counts_unanswered);
+	PVPROF_ADD_TEST(s, host_indices_stop_before_2_63);
 	PVPROF_ADD_TEST(s, host_history_bounds_unresolved);
 	PVPROF_ADD_TEST(s, host_other_sample_losses);
 	PVPROF_ADD_TEST(s, host_loss_names);
