@@ -162,15 +162,24 @@ static void on_stop_signal(int sig)
 	stop_signal = sig;
 }
 
-/* No SA_RESTART: a signal ends the poll() or read() it interrupts. */
+/*
+ * No SA_RESTART: a signal ends the poll() or read() it interrupts.  A
+ * closed stderr pipe or the file size limit must not kill record with
+ * sampling left on: write() then fails with EPIPE or EFBIG, which is
+ * reported, and sampling is restored.
+ */
 static void catch_stop_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, NULL);
+	sigaction(SIGXFSZ, &ign, NULL);
 }
 
 /* PVPROF_CTL_STATUS with every vCPU entry; *vcpus is the caller's to free. */

@@ -232,6 +232,23 @@ else
 fi
 run -- disable "$gpid"
 
+echo "== an error while recording"
+# 2 KiB of file: the header sections fit, the stream does not (EFBIG).
+(ulimit -f 2; exec "$bin" record -d 3 -o "$tmp/small.data" "$gpid") >/dev/null 2>"$tmp/small.err"
+rc=$?
+if [ "$rc" = 1 ] && grep -q "^Error: write $tmp/small.data at offset [0-9]*: File too large" "$tmp/small.err"; then
+	pass "record: a failed write is reported (file size limit), exit 1"
+else
+	fail "record: a failed write is reported" "exit $rc: $(head -c 300 "$tmp/small.err")"
+fi
+check_py "record: sampling disabled again after the write error" 'assert s["enabled"] is False'
+run -- report -i "$tmp/small.data"
+if [ "$rc" = 1 ] && grep -q 'small.data: offset ' <<<"$err" || grep -q 'not closed cleanly' <<<"$out"; then
+	pass "report: the cut recording is refused with its offset or flagged"
+else
+	fail "report: the cut recording" "exit $rc: ${err:0:300}"
+fi
+
 echo "== progress line only on a terminal"
 if grep -q 'samples/s' "$tmp/first.err"; then
 	fail "no progress line when stderr is not a terminal" "$(head -c 200 "$tmp/first.err")"
