@@ -7,6 +7,8 @@
 #   make check-unit fast suites only: unit, model, fuzz smoke, guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
+#   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
+#                   migration and reset (guest-driver/tests/e2e; ~15 min)
 #   make check-debug the host suites on a debug L1 kernel (lockdep, KASAN, ...);
 #                   its first run builds that kernel (30-40 min, cached)
 #   make modules    the pvprof-enabled replacement KVM modules
@@ -31,13 +33,13 @@ CFLAGS_USER	:= -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
 export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
-	check-nested check-host-suite check-tool-nested check-guest check-debug check-debug-if-cached \
+	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
 	demo check-demo bench clean help agent check-agent
 
 all: user
 
 help:
-	@sed -n '3,24p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,26p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -95,6 +97,9 @@ host-install host-uninstall host-reload check-install:
 
 check-guest: modules guest-driver
 	$(MAKE) -C guest-driver check-nested
+
+check-e2e: modules guest-driver tool
+	$(MAKE) -C guest-driver check-e2e
 
 # The debug kernel's build needs these beyond make deps.
 DEBUG_KERNEL_PKGS := flex bison bc libssl-dev

@@ -1,0 +1,203 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The L2 half of e2e.sh (busybox sh, the L2 init hook).  The mode comes
+# from the kernel command line (e2e_mode=main|stock|mig).  Lines on the
+# console: "E2E-<STEP>" markers the L1 half waits for, "FACT key value",
+# "KSYM/KTEXT/KMOD start end [name]" (the kernel symbols the checker needs,
+# from /proc/kallsyms and /proc/modules).
+#
+# L1 cannot write to the L2; the L2 sees L1's enable through its own
+# driver (notices arrive), and L1 reads what it needs within the idle
+# windows the L2 leaves after each step's marker.
+
+mode=$(sed -n 's/.*e2e_mode=\([a-z]*\).*/\1/p' /proc/cmdline)
+splats='WARNING: CPU|BUG:|Oops|general protection fault|possible .*locking|Dazed and confused|Uhhuh'
+
+stat() {
+	sed -n "s/^$1 //p" /sys/kernel/debug/pvprof/stats 2>/dev/null
+}
+
+# wait_notices N TIMEOUT: until the driver has seen more than N notices.
+wait_notices() {
+	t=0
+	while [ "$(stat notices)" -le "$1" ] 2>/dev/null && [ $t -lt "$2" ]; do
+		sleep 0.2
+		t=$((t + 1))
+	done
+}
+
+kernel_facts() {
+	echo "FACT kernel_warning_lines $(dmesg | grep -c -E "$splats")"
+	dmesg | grep -E -A 3 "$splats" | head -n 20 | sed 's/^/FACT kernel_line /'
+}
+
+# The symbols the checker names, with their ends (kallsyms lists vmlinux
+# symbols by address: a symbol ends where the next address starts).
+print_ksyms() {
+	awk '
+	BEGIN {
+		n = split("asm_exc_nmi exc_nmi default_do_nmi nmi_handle repeat_nmi end_repeat_nmi " \
+			"nested_nmi nested_nmi_out first_nmi unwind_next_frame __unwind_start " \
+			"unwind_get_return_address copy_from_user_nmi do_syscall_64 __x64_sys_read " \
+			"ksys_read vfs_read read_iter_zero", w, " ")
+		for (i = 1; i <= n; i++) want[w[i]] = 1
+	}
+	/\[/ { next }
+	$1 != cur { for (i = 0; i < np; i++) print "KSYM", pa[i], $1, pn[i]; np = 0; cur = $1 }
+	# Init text is freed after boot, but the idle task of CPU 0 still
+	# returns through start_kernel.
+	$3 == "_text" { ts = $1 } $3 == "_etext" { print "KTEXT", ts, $1 }
+	$3 == "_sinittext" { is = $1 } $3 == "_einittext" { print "KTEXT", is, $1 }
+	$3 == "entry_SYSCALL_64" { in_entry = 1 }
+	want[$3] || in_entry || $3 ~ /^asm_(sysvec|common_interrupt|exc_)/ ||
+	$3 ~ /thunk|untrain_ret|^srso_/ {
+		# Everything between them is syscall entry code.
+		pa[np] = $1; pn[np] = (in_entry && $3 !~ /^entry_S/) ? "entry_SYSCALL_64." $3 : $3; np++
+	}
+	$3 == "entry_SYSRETQ_end" { in_entry = 0 }' /proc/kallsyms
+	print_module_syms
+}
+
+# The driver's functions; printed again when a reload moves the module.
+print_module_syms() {
+	while read -r name size _ _ _ base _; do
+		end=$(printf '%x' $((base + size)))
+		echo "KMOD ${base#0x} $end [$name]"
+		grep "\[$name\]" /proc/kallsyms | grep ' [tT] ' | sort | awk -v end="$end" '
+		$1 != cur { for (i = 0; i < np; i++) print "KSYM", pa[i], $1, pn[i]; np = 0; cur = $1 }
+		$2 ~ /^[tT]$/ && $3 ~ /^pvprof_/ { pa[np] = $1; pn[np] = $3; np++ }
+		END { for (i = 0; i < np; i++) print "KSYM", pa[i], end, pn[i] }'
+	done < /proc/modules
+	module_base=$(awk '$1 == "pvprof_guest" { print $6 }' /proc/modules)
+}
+
+driver_facts() {
+	sed 's/^/FACT /' /sys/kernel/debug/pvprof/stats
+	sed 's/^/FACT handler_ns /' /sys/kernel/debug/pvprof/handler_ns | grep -v '#'
+}
+
+main_mode() {
+	insmod /pvprof_guest.ko
+	echo "FACT insmod_status $?"
+	print_ksyms
+	echo E2E-READY
+	wait_notices 0 600
+	echo "FACT sampling_seen $(stat notices)"
+
+	# Cases 1, 2 and 5: known stacks on both vCPUs, then no frame pointers.
+	/e2e-fp 15 0 > /tmp/fp.out 2>&1 &
+	fp=$!
+	/e2e-sys 15 1 > /tmp/sys.out 2>&1 &
+	sys=$!
+	echo "FACT pid_fp $fp"
+	echo "FACT pid_sys $sys"
+	wait $fp
+	echo "FACT fp_status $?"
+	wait $sys
+	echo "FACT sys_status $? $(cat /tmp/sys.out)"
+	/e2e-nofp 8 0 &
+	nofp=$!
+	echo "FACT pid_nofp $nofp"
+	wait $nofp
+	echo "FACT nofp_status $?"
+	driver_facts | sed 's/^FACT /FACT known_/'
+	# L1 takes the host's counters for this phase while the L2 idles.
+	echo E2E-KNOWN-DONE
+	sleep 6
+
+	# Case 6: CPU offline/online while both vCPUs are busy.
+	# Unpinned: a task pinned to CPU 1 could not follow it offline.
+	/e2e-fp 40 & b0=$!
+	/e2e-fp 40 & b1=$!
+	hp_fail=0
+	for i in 1 2 3; do
+		echo 0 > /sys/devices/system/cpu/cpu1/online || hp_fail=$((hp_fail + 1))
+		before=$(stat notices)
+		wait_notices "$before" 25
+		echo 1 > /sys/devices/system/cpu/cpu1/online || hp_fail=$((hp_fail + 1))
+		before=$(stat notices)
+		wait_notices "$before" 25
+	done
+	echo "FACT hotplug_failures $hp_fail"
+	echo "FACT hotplug_cpus $(grep -c '^[0-9]* active ' /sys/kernel/debug/pvprof/cpus)"
+	sed 's/^/FACT hotplug_cpuline /' /sys/kernel/debug/pvprof/cpus
+	kill $b0 $b1 2>/dev/null
+	wait
+	/e2e-fp 600 & b0=$!
+	/e2e-fp 600 & b1=$!
+
+	# Case 4: unload and reload 50 times while sampling; the guest's books
+	# must balance in every load (the counters go with the module).
+	reload_fail=0 books_bad=0 reload_notices=0
+	for i in $(seq 50); do
+		before=$(stat notices)
+		wait_notices "$before" 10
+		n=$(stat notices) r=$(stat records) s=$(stat stale) d=$(stat dropped)
+		[ "$n" = $((r + s + d)) ] || books_bad=$((books_bad + 1))
+		reload_notices=$((reload_notices + n))
+		rmmod pvprof_guest || reload_fail=$((reload_fail + 1))
+		insmod /pvprof_guest.ko || reload_fail=$((reload_fail + 1))
+		[ "$(awk '$1 == "pvprof_guest" { print $6 }' /proc/modules)" = "$module_base" ] ||
+			print_module_syms
+	done
+	echo "FACT reload_failures $reload_fail"
+	echo "FACT reload_books_unbalanced $books_bad"
+	echo "FACT reload_notices $reload_notices"
+	kill $b0 $b1 2>/dev/null
+	wait
+	before=$(stat notices)
+	/e2e-fp 3 0 & /e2e-fp 3 1
+	wait
+	echo "FACT after_reload_notices $(stat notices) (from $before)"
+	driver_facts
+	kernel_facts
+	echo E2E-WORK-DONE
+	# L1 disables sampling and reads the host's counters now.
+	sleep 12
+	rmmod pvprof_guest
+	echo "FACT rmmod_status $?"
+	kernel_facts | sed 's/^FACT /FACT final_/'
+}
+
+stock_mode() {
+	insmod /pvprof_guest.ko
+	echo "FACT insmod_status $?"
+	echo "FACT driver_mode $(sed -n 's/^mode //p' /sys/kernel/debug/pvprof/status)"
+	# The driver's own lines carry its pr_fmt prefix "pvprof: ".
+	echo "FACT driver_lines $(dmesg | grep -c '^\[ *[0-9.]*\] pvprof: ')"
+	dmesg | grep '^\[ *[0-9.]*\] pvprof: ' | sed 's/^/FACT driver_line /'
+	/e2e-fp 5 0 &
+	fp=$!
+	/e2e-sys 5 1 > /dev/null
+	echo "FACT sys_status $?"
+	wait $fp
+	echo "FACT fp_status $?"
+	rmmod pvprof_guest
+	echo "FACT rmmod_status $?"
+	kernel_facts
+}
+
+# Case 7: a checksummed region kept busy while L1 snapshots, migrates and
+# resets this VM; the state line every second shows the registration.
+mig_mode() {
+	insmod /pvprof_guest.ko
+	echo "FACT insmod_status $?"
+	/e2e-csum 32 &
+	echo E2E-MIG-READY
+	while :; do
+		echo "MIG-STATE registered $(grep -c '^[0-9]* active ' /sys/kernel/debug/pvprof/cpus)" \
+			"registrations $(stat registrations) reregistrations $(stat reregistrations)" \
+			"notices $(stat notices) warnings $(dmesg | grep -c -E "$splats")"
+		sleep 1
+	done
+}
+
+# Boot messages are not the driver's (nested TCG boots warn in xstate init).
+dmesg -c > /dev/null
+case "$mode" in
+main) main_mode ;;
+stock) stock_mode ;;
+mig) mig_mode ;;
+*) echo "e2e-l2: no e2e_mode= on the kernel command line"; exit 2 ;;
+esac
+exit 0

@@ -1,0 +1,346 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# e2e: pvprof end to end in the nested test host, pvprof_guest.ko in Linux
+# L2 guests sampled by the pvprof KVM in L1 (issue 6 item 3).  Two L1
+# boots: one with the pvprof KVM (known stacks, no frame pointers, two busy
+# vCPUs, CPU hotplug, 50 reloads, then snapshot, migration and reset of a
+# second L2), one with the distro's KVM (the driver stays inert).  See
+# README.md for the cases and what each checks.
+#
+# usage: e2e.sh; writes "<passed> <failed>" to $O/results/e2e.
+# "e2e.sh --in-l1 pvprof|stock OUT" is the half that runs inside L1.
+
+PROG=e2e
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../../tests/nested/common.sh
+source "$E2E_DIR/../../../tests/nested/common.sh"
+set -uo pipefail
+
+L2_IMAGE=$NESTED_OUT/e2e-l2.cpio
+BIN=$O/guest-driver-e2e
+TOOL=$O/bin/kvm-pvprof
+QMP=$NESTED_DIR/qmp
+
+# wait_for FILE PATTERN SECONDS: poll FILE for an extended regex.
+wait_for() {
+	local polls
+	for ((polls = 0; polls < $3 * 2; polls++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+# count_lines FILE PATTERN
+count_lines() {
+	grep -cE "$2" "$1" 2>/dev/null
+}
+
+# wait_count FILE PATTERN N SECONDS: until FILE has N lines matching.
+wait_count() {
+	local polls
+	for ((polls = 0; polls < $4 * 2; polls++)); do
+		[ "$(count_lines "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+# host_status PID NAME: disable sampling so no notice is outstanding, then
+# keep the host's counters in $out/NAME.json.
+host_status() {
+	"$TOOL" disable "$1" >> "$out/tool.log" 2>&1
+	sleep 1
+	"$TOOL" status -j "$1" > "$out/$2.json" 2>> "$out/tool.log"
+}
+
+in_l1_main() {
+	local pid capture
+	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --timeout 900 \
+		--append e2e_mode=main --pidfile "$out/l2.pid" --console "$out/l2.console" \
+		2> "$out/l2.stderr" &
+	wait_for "$out/l2.console" '^E2E-READY' 300 || echo "no E2E-READY" >> "$out/tool.log"
+	pid=$(cat "$out/l2.pid")
+	"$TOOL" enable "$pid" >> "$out/tool.log" 2>&1
+	echo "enable_status $?" >> "$out/tool.log"
+	"$BIN/e2e-stream" capture "$pid" "$out/main.stream" 2> "$out/capture.log" &
+	capture=$!
+	if wait_for "$out/l2.console" '^E2E-KNOWN-DONE' 400; then
+		"$TOOL" status -j "$pid" > "$out/known.json" 2>> "$out/tool.log"
+	fi
+	wait_for "$out/l2.console" '^E2E-WORK-DONE' 600 && host_status "$pid" main
+	wait %1
+	echo $? > "$out/l2.status"
+	wait "$capture"
+	echo "capture_status $?" >> "$out/capture.log"
+}
+
+# The migration L2 runs under a QEMU started here rather than by run-l2:
+# the incoming side needs the same command line, and a reset must reboot
+# (run-l2 passes -no-reboot).  A qcow2 drive without a device holds the
+# savevm snapshot.  QMP sockets live in L1's /tmp (no sockets on 9p).
+mig_qemu() {
+	local name=$1
+	shift
+	qemu-system-x86_64 -accel kvm -M microvm,x-option-roms=off,acpi=on \
+		-cpu host -smp 1 -m 256 -name l2,debug-threads=on \
+		-nodefaults -no-user-config -display none \
+		-kernel "$NESTED_OUT/vmlinux-$(uname -r)" -initrd "$L2_IMAGE" \
+		-append "console=ttyS0 quiet reboot=t panic=-1 initcall_blacklist=cmos_init,pci_arch_init e2e_mode=mig" \
+		-drive "if=none,id=snap,format=qcow2,file=$out/snap.qcow2" \
+		-chardev "file,id=console,path=$out/$name.console" -serial chardev:console \
+		-qmp "unix:/tmp/e2e-$name.qmp,server=on,wait=off" -pidfile "$out/$name.pid" \
+		"$@" < /dev/null > "$out/$name.qemu.log" 2>&1 &
+}
+
+# step NAME CMD...: log CMD's outcome as "step NAME STATUS" for the checks.
+step() {
+	local name=$1
+	shift
+	"$@" >> "$out/mig.log" 2>&1
+	echo "step $name $?" >> "$out/mig.log"
+}
+
+qmp() {
+	"$QMP" --wait 30 "$@"
+}
+
+wait_migrated() {
+	local polls
+	for ((polls = 0; polls < 600; polls++)); do
+		qmp /tmp/e2e-a.qmp query-migrate | grep -q '"status": *"completed"' && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+in_l1_mig() {
+	local pid_a pid_b cap_a cap_b lines
+	qemu-img create -q -f qcow2 "$out/snap.qcow2" 512M || { echo "step qemu-img 1" >> "$out/mig.log"; return; }
+	mig_qemu a
+	step boot-a wait_for "$out/a.console" '^E2E-MIG-READY' 300
+	pid_a=$(cat "$out/a.pid")
+	step enable-a "$TOOL" enable "$pid_a"
+	"$BIN/e2e-stream" capture "$pid_a" "$out/a.stream" 2> "$out/capture-a.log" &
+	cap_a=$!
+	step sampling-a wait_for "$out/a.console" 'MIG-STATE .*notices [1-9]' 120
+
+	# savevm, a little more work, loadvm: the guest goes back in time.
+	step savevm qmp /tmp/e2e-a.qmp human-monitor-command '{"command-line": "savevm e2e"}'
+	lines=$(count_lines "$out/a.console" MIG-STATE)
+	step after-savevm wait_count "$out/a.console" MIG-STATE $((lines + 3)) 120
+	step loadvm qmp /tmp/e2e-a.qmp human-monitor-command '{"command-line": "loadvm e2e"}'
+	lines=$(count_lines "$out/a.console" MIG-STATE)
+	step after-loadvm wait_count "$out/a.console" MIG-STATE $((lines + 5)) 120
+	"$TOOL" status -j "$pid_a" > "$out/a-loadvm.json" 2>> "$out/tool.log"
+	echo "a_loadvm_console_line $(grep -c '' "$out/a.console")" >> "$out/mig.log"
+
+	# Migration to a file, then the incoming QEMU from it.
+	step migrate qmp /tmp/e2e-a.qmp migrate "{\"uri\": \"exec:cat > $out/mig.bin\"}"
+	step migrated wait_migrated
+	host_status "$pid_a" a
+	step quit-a qmp /tmp/e2e-a.qmp quit
+	wait "$cap_a"
+	echo "capture_a_status $?" >> "$out/capture.log"
+	mig_qemu b -incoming "exec:cat $out/mig.bin"
+	step incoming wait_for "$out/b.console" 'MIG-STATE' 300
+	pid_b=$(cat "$out/b.pid")
+	step enable-b "$TOOL" enable "$pid_b"
+	"$BIN/e2e-stream" capture "$pid_b" "$out/b.stream" 2> "$out/capture-b.log" &
+	cap_b=$!
+	step b-reregistered wait_for "$out/b.console" 'MIG-STATE registered 1 .*reregistrations [1-9]' 120
+	lines=$(count_lines "$out/b.console" MIG-STATE)
+	step b-runs wait_count "$out/b.console" MIG-STATE $((lines + 3)) 120
+	"$TOOL" status -j "$pid_b" > "$out/b-migrated.json" 2>> "$out/tool.log"
+
+	# A reset reboots the L2: the host drops the registration, the new
+	# boot's driver registers again.
+	step reset qmp /tmp/e2e-b.qmp system_reset
+	step reboot wait_for "$out/b.console" '^E2E-MIG-READY' 300
+	lines=$(count_lines "$out/b.console" MIG-STATE)
+	step b-after-reset wait_count "$out/b.console" MIG-STATE $((lines + 3)) 120
+	host_status "$pid_b" b
+	grep MIG-STATE "$out/b.console" | tail -n 1 > "$out/b-last-state"
+	step quit-b qmp /tmp/e2e-b.qmp quit
+	wait "$cap_b"
+	echo "capture_b_status $?" >> "$out/capture.log"
+}
+
+in_l1_stock() {
+	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --timeout 300 \
+		--append e2e_mode=stock --console "$out/l2.console" 2> "$out/l2.stderr"
+	echo $? > "$out/l2.status"
+}
+
+if [ "${1:-}" = --in-l1 ]; then
+	out=$3
+	case "$2" in
+	pvprof) in_l1_main; in_l1_mig ;;
+	stock) in_l1_stock ;;
+	esac
+	exit 0
+fi
+
+# ------------------------------------------------------------------ outside L1
+
+fact() {
+	sed -n "s/^FACT $2 //p" "$1" | head -n 1 | tr -d '\r'
+}
+
+# is_y: true when a compound condition, run as "$(A && B && echo y)", held.
+is_y() {
+	[ "$1" = y ]
+}
+
+jq_num() {
+	jq -r "$2" "$1" 2>/dev/null
+}
+
+# balance NAME JSON: notices == records + stale + invalid + unanswered, with
+# sampling disabled (nothing outstanding).
+balance() {
+	local json=$2 n r l
+	n=$(jq_num "$json" .totals.notices) r=$(jq_num "$json" .totals.records)
+	l=$(jq_num "$json" '.losses.stale + .losses.invalid + .losses.unanswered')
+	check "$1" "host '$json': notices '$n', records '$r', stale+invalid+unanswered '$l'" \
+		is_y "$([ -n "$n" ] && [ "$n" != null ] && [ "$n" -gt 0 ] && [ "$n" = $((r + l)) ] && echo y)"
+}
+
+no_l1_warning() {
+	local bad="no dmesg.txt from L1"
+	[ -f "$1/dmesg.txt" ] &&
+		bad=$(grep -E 'WARNING: CPU|BUG:|Oops|general protection fault|possible .*locking|Dazed and confused|Uhhuh' \
+			"$1/dmesg.txt" | head -n 1)
+	check "$2" "L1 logged: $bad" [ -z "$bad" ]
+}
+
+losses_line() {
+	jq -r '.losses | to_entries | map(select(.value > 0) | "\(.key) \(.value)") | join(", ")' "$1" 2>/dev/null
+}
+
+start=$SECONDS
+base=$NESTED_OUT/e2e
+rm -rf "$base"
+mkdir -p "$base/pvprof" "$base/stock" || die "cannot create $base"
+make -s -C "$REPO_DIR/guest-driver" modules > "$base/build.log" 2>&1 ||
+	die "make -C guest-driver failed (see $base/build.log)"
+make -s -C "$REPO_DIR/host-kvm" modules >> "$base/build.log" 2>&1 ||
+	die "make -C host-kvm modules failed (see $base/build.log)"
+make -s -C "$REPO_DIR/host-kvm/tool" >> "$base/build.log" 2>&1 ||
+	die "make -C host-kvm/tool failed (see $base/build.log)"
+make -s -C "$E2E_DIR" >> "$base/build.log" 2>&1 ||
+	die "make -C $E2E_DIR failed (see $base/build.log)"
+command -v qemu-img > /dev/null || die "qemu-img missing: install qemu-utils (scripts/install-deps.sh)"
+command -v jq > /dev/null || die "jq missing: install jq (scripts/install-deps.sh)"
+"$NESTED_DIR/l2-initramfs" --run "$E2E_DIR/e2e-l2.sh" \
+	--file "$O/guest-driver/pvprof_guest.ko:/pvprof_guest.ko" \
+	--file "$BIN/e2e-fp:/e2e-fp" --file "$BIN/e2e-sys:/e2e-sys" \
+	--file "$BIN/e2e-nofp:/e2e-nofp" --file "$BIN/e2e-csum:/e2e-csum" \
+	-o "$L2_IMAGE" > /dev/null || die "l2-initramfs failed"
+for b in e2e-fp e2e-sys e2e-nofp; do
+	nm -n "$BIN/$b" > "$base/$b.nm" || die "nm $BIN/$b failed"
+done
+
+# ---- boot 1: the pvprof KVM
+out=$base/pvprof
+"$NESTED_DIR/run-l1" --kvm pvprof --timeout 1800 --out "$out" -- \
+	"$E2E_DIR/e2e.sh" --in-l1 pvprof "$out" > "$out/l1.stdout" 2> "$out/l1.stderr"
+l1_status=$?
+con=$out/l2.console
+tr -d '\r' < "$con" 2>/dev/null | grep -E '^(KSYM|KTEXT|KMOD) ' > "$out/ksyms"
+"$BIN/e2e-stream" check --ksyms "$out/ksyms" \
+	--fp "$(fact "$con" pid_fp):$base/e2e-fp.nm" \
+	--sys "$(fact "$con" pid_sys):$base/e2e-sys.nm" \
+	--nofp "$(fact "$con" pid_nofp):$base/e2e-nofp.nm" \
+	"$out/main.stream" > "$out/check.out" 2> "$out/check.err"
+check l1-runs "run-l1 exited $l1_status: $(tail -n 2 "$out/l1.stderr")" [ -f "$out/l2.status" ]
+check l2-runs "run-l2 exited '$(cat "$out/l2.status" 2>/dev/null)'" [ "$(cat "$out/l2.status" 2>/dev/null)" = 0 ]
+check insmod "insmod exited '$(fact "$con" insmod_status)'" [ "$(fact "$con" insmod_status)" = 0 ]
+check stream-captured "$(tr '\n' ' ' < "$out/capture.log" 2>/dev/null)" grep -qx 'capture_status 0' "$out/capture.log"
+check workloads-run "fp '$(fact "$con" fp_status)', sys '$(fact "$con" sys_status)', nofp '$(fact "$con" nofp_status)'" \
+	is_y "$([ "$(fact "$con" fp_status)" = 0 ] && [ "$(fact "$con" nofp_status)" = 0 ] && [[ "$(fact "$con" sys_status)" = "0 e2e-sys: "* ]] && echo y)"
+while read -r _ name ok detail; do
+	check "$name" "$detail" [ "$ok" = 1 ]
+done < <(grep '^RESULT ' "$out/check.out")
+[ -s "$out/check.err" ] && check checker-errors "$(head -n 3 "$out/check.err" | tr '\n' ' ')" false
+
+# Case 1: completeness over the known-stacks phase.
+k=$out/known.json
+samples=$(jq_num "$k" .totals.samples) records=$(jq_num "$k" .totals.records)
+check completeness-95 "host: $records callchain records of $samples guest-mode samples ($(losses_line "$k"))" \
+	is_y "$([ "${samples:-0}" != null ] && [ "${samples:-0}" -gt 0 ] && [ $((records * 100)) -ge $((samples * 95)) ] && echo y)"
+# Case 5: both vCPUs busy, both sampled.
+v0=$(fact "$out/check.out" fp_vcpu0) v1=$(fact "$out/check.out" sys_vcpu1)
+check both-vcpus "fp on vCPU 0: $v0 records, sys on vCPU 1: $v1" is_y "$([ "${v0:-0}" -ge 20 ] && [ "${v1:-0}" -ge 20 ] && echo y)"
+# Case 6: CPU offline/online.
+check hotplug-guest "failures '$(fact "$con" hotplug_failures)', CPUs active after '$(fact "$con" hotplug_cpus)'" \
+	is_y "$([ "$(fact "$con" hotplug_failures)" = 0 ] && [ "$(fact "$con" hotplug_cpus)" = 2 ] && echo y)"
+u1=$(fact "$out/check.out" vcpu1_unregistered) r1=$(fact "$out/check.out" vcpu1_registered)
+check hotplug-host-events "vCPU 1: $u1 UNREGISTERED, $r1 REGISTERED stream events (want >= 3 + 50, >= 4 + 50)" \
+	is_y "$([ "${u1:-0}" -ge 53 ] && [ "${r1:-0}" -ge 54 ] && echo y)"
+# Case 4: 50 reloads.
+check reload-50 "failures '$(fact "$con" reload_failures)', loads with unbalanced books '$(fact "$con" reload_books_unbalanced)', notices over the loads '$(fact "$con" reload_notices)'" \
+	is_y "$([ "$(fact "$con" reload_failures)" = 0 ] && [ "$(fact "$con" reload_books_unbalanced)" = 0 ] && [ "$(fact "$con" reload_notices)" -gt 0 ] && echo y)"
+u0=$(fact "$out/check.out" vcpu0_unregistered)
+check reload-host-events "vCPU 0: $u0 UNREGISTERED stream events (want >= 50)" [ "${u0:-0}" -ge 50 ]
+n=$(fact "$con" notices) r=$(fact "$con" records) s=$(fact "$con" stale) d=$(fact "$con" dropped)
+check guest-books-balance "notices '$n', records '$r', stale '$s', dropped '$d'" \
+	is_y "$([ -n "$n" ] && [ "$n" = $((${r:-0} + ${s:-0} + ${d:-0})) ] && echo y)"
+balance host-books-balance "$out/main.json"
+check no-l2-warning "$(fact "$con" final_kernel_warning_lines) splat lines: $(sed -n 's/^FACT final_kernel_line //p' "$con" | head -n 6 | tr '\n' '|')" \
+	[ "$(fact "$con" final_kernel_warning_lines)" = 0 ]
+
+# Case 7: snapshot, migration, reset.
+ml=$out/mig.log
+stepok() { grep -qx "step $1 0" "$ml" 2>/dev/null; }
+check mig-l2-boots "$(grep -m1 -v ' 0$' "$ml" 2>/dev/null)" \
+	is_y "$(stepok boot-a && stepok enable-a && stepok sampling-a && echo y)"
+check savevm-loadvm "savevm/loadvm steps: $(grep -E 'step (savevm|after-savevm|loadvm|after-loadvm) ' "$ml" | tr '\n' ' ')" \
+	is_y "$(stepok savevm && stepok after-savevm && stepok loadvm && stepok after-loadvm && echo y)"
+check loadvm-registered "host after loadvm: $(jq_num "$out/a-loadvm.json" .registered_vcpus) of 1 vCPU registered" \
+	[ "$(jq_num "$out/a-loadvm.json" .registered_vcpus)" = 1 ]
+check migrate-to-file "steps: $(grep -E 'step (migrate|migrated|quit-a|incoming|enable-b) ' "$ml" | tr '\n' ' ')" \
+	is_y "$(stepok migrate && stepok migrated && stepok incoming && stepok enable-b && echo y)"
+check migrated-reregisters "$(grep -E 'step (b-reregistered|b-runs) ' "$ml" | tr '\n' ' '); host: $(jq_num "$out/b-migrated.json" .registered_vcpus) registered" \
+	is_y "$(stepok b-reregistered && stepok b-runs && [ "$(jq_num "$out/b-migrated.json" .registered_vcpus)" = 1 ] && echo y)"
+check reset-reregisters "$(grep -E 'step (reset|reboot|b-after-reset) ' "$ml" | tr '\n' ' '); last: $(cat "$out/b-last-state" 2>/dev/null)" \
+	is_y "$(stepok reset && stepok reboot && stepok b-after-reset && grep -q 'MIG-STATE registered 1 ' "$out/b-last-state" && echo y)"
+"$BIN/e2e-stream" check "$out/b.stream" > "$out/check-b.out" 2>&1
+check reset-host-events "B stream: vCPU 0 $(fact "$out/check-b.out" vcpu0_dropped) DROPPED, $(fact "$out/check-b.out" vcpu0_registered) REGISTERED" \
+	is_y "$([ "$(fact "$out/check-b.out" vcpu0_dropped)" -ge 1 ] && [ "$(fact "$out/check-b.out" vcpu0_registered)" -ge 2 ] && echo y)"
+bad=$(cat "$out/a.console" "$out/b.console" 2>/dev/null | tr -d '\r' | grep -m1 'CSUM BAD')
+good=$(cat "$out/a.console" "$out/b.console" 2>/dev/null | grep -c 'CSUM ok')
+check memory-intact "'$bad' ($good checksum passes)" is_y "$([ -z "$bad" ] && [ "$good" -gt 0 ] && echo y)"
+warn=$(cat "$out/a.console" "$out/b.console" 2>/dev/null | grep -o 'warnings [1-9][0-9]*' | head -n 1)
+check mig-no-l2-warning "L2 logged: '$warn'" [ -z "$warn" ]
+balance mig-a-books-balance "$out/a.json"
+balance mig-b-books-balance "$out/b.json"
+no_l1_warning "$out" l1-no-warning
+
+# ---- boot 2: the distro's KVM
+out=$base/stock
+con=$out/l2.console
+"$NESTED_DIR/run-l1" --kvm stock --timeout 600 --out "$out" -- \
+	"$E2E_DIR/e2e.sh" --in-l1 stock "$out" > "$out/l1.stdout" 2> "$out/l1.stderr"
+check stock-l2-runs "run-l2 exited '$(cat "$out/l2.status" 2>/dev/null)'" [ "$(cat "$out/l2.status" 2>/dev/null)" = 0 ]
+check stock-inert "insmod '$(fact "$con" insmod_status)', mode '$(fact "$con" driver_mode)', $(fact "$con" driver_lines) driver lines: $(fact "$con" driver_line)" \
+	is_y "$([ "$(fact "$con" insmod_status)" = 0 ] && [ "$(fact "$con" driver_mode)" = inert ] && [ "$(fact "$con" driver_lines)" = 1 ] && echo y)"
+check stock-workload "fp '$(fact "$con" fp_status)', sys '$(fact "$con" sys_status)', rmmod '$(fact "$con" rmmod_status)'" \
+	is_y "$([ "$(fact "$con" fp_status)" = 0 ] && [ "$(fact "$con" sys_status)" = 0 ] && [ "$(fact "$con" rmmod_status)" = 0 ] && echo y)"
+check stock-no-l2-warning "$(fact "$con" kernel_warning_lines) splat lines: $(sed -n 's/^FACT kernel_line //p' "$con" | head -n 6 | tr '\n' '|')" \
+	[ "$(fact "$con" kernel_warning_lines)" = 0 ]
+no_l1_warning "$out" stock-l1-no-warning
+
+# The numbers the issue's closing note asks for.
+{
+	echo "run time $((SECONDS - start)) s"
+	echo "completeness (known stacks): $records of $samples samples"
+	echo "skew: $(fact "$base/pvprof/check.out" skewed) of $(fact "$base/pvprof/check.out" callchains) callchains ($(fact "$base/pvprof/check.out" skewed_pct)%)"
+	echo "host losses (known stacks): $(losses_line "$k")"
+	echo "host losses (whole main L2): $(losses_line "$base/pvprof/main.json")"
+	echo "guest: notices $(fact "$base/pvprof/l2.console" notices) records $(fact "$base/pvprof/l2.console" records) stale $(fact "$base/pvprof/l2.console" stale) (last load)"
+	echo "handler_ns histogram (from_ns to_ns count, known stacks phase):"
+	sed -n 's/^FACT known_handler_ns //p' "$base/pvprof/l2.console" | tr -d '\r' | awk '$3 > 0'
+} > "$base/numbers.txt"
+sed 's/^/# /' "$base/numbers.txt"
+results_write e2e
