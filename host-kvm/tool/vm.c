@@ -314,7 +314,7 @@ static void ptrace_hint(char *hint, size_t size)
 			 scope);
 	if (scope == 3)
 		snprintf(hint, size,
-			 "Yama forbids every ptrace attach, even for root (%s is 3, and stays 3 until reboot): pidfd_getfd() cannot work on this host",
+			 "Yama forbids every ptrace attach, even for root (%s is 3, and stays 3 until reboot): set kernel.yama.ptrace_scope = 1 in /etc/sysctl.d/ and reboot; until then pidfd_getfd() cannot work on this host",
 			 scope_path);
 	else if (has_cap_sys_ptrace())
 		snprintf(hint, size,

@@ -218,4 +218,62 @@ else
 	fail "qemu: start with -S" "$(head -c 300 "$tmp/qemu.log")"
 fi
 
+
+echo "== an unprivileged user holding its own VM"
+# The holder runs as nobody; Yama at 0 and /dev/kvm open to all, so that
+# nothing but the pvprof ioctls' own capability check stands in the way.
+if ! start_holder -- --uid 65534 1; then
+	fail "unprivileged" "kvm-vm-holder did not start as nobody: $holder_error"
+elif [ ! -w "$yama" ]; then
+	fail "unprivileged" "needs a writable $yama"
+else
+	nobody_vm=$holder_pid
+	as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	with_perfmon=("${as_nobody[@]}" --inh-caps=+perfmon --ambient-caps=+perfmon)
+	saved_scope=$(cat "$yama")
+	saved_mode=$(stat -c %a /dev/kvm)
+	echo 0 >"$yama"
+	chmod 0666 /dev/kvm
+	expect_err "unprivileged: status refused without CAP_SYS_ADMIN/CAP_PERFMON" 1 \
+		"status VM $nobody_vm:${holder_fds[0]} (kvm-vm-holder): Operation not permitted" \
+		"${as_nobody[@]}" -- status "$nobody_vm"
+	expect_in_err "unprivileged: hint says what to do" "Hint: the pvprof ioctls need CAP_SYS_ADMIN or CAP_PERFMON: run as root"
+	expect_err "unprivileged: enable refused" 1 "enable VM $nobody_vm:${holder_fds[0]} (kvm-vm-holder): Operation not permitted" \
+		"${as_nobody[@]}" -- enable "$nobody_vm"
+	expect_status "unprivileged: the refused enable changed nothing" "$nobody_vm" 'd["enabled"] is False'
+	expect_ok "unprivileged with CAP_PERFMON only: status" "${with_perfmon[@]}" -- status "$nobody_vm"
+	expect_ok "unprivileged with CAP_PERFMON only: enable" "${with_perfmon[@]}" -- enable "$nobody_vm" -F 100
+	expect_status "unprivileged with CAP_PERFMON only: the VM is enabled" "$nobody_vm" 'd["enabled"] and d["sample_freq"] == 100'
+	expect_ok "unprivileged with CAP_PERFMON only: disable" "${with_perfmon[@]}" -- disable "$nobody_vm"
+	chmod "$saved_mode" /dev/kvm
+	echo "$saved_scope" >"$yama"
+fi
+
+echo "== host-reload refuses while VMs run"
+run_reload=$(cd "$repo" && host-kvm/scripts/host-install.sh reload 2>&1)
+rc=$?
+if [ "$rc" = 1 ] && grep -qF "refusing to reload KVM while VMs run" <<<"$run_reload" &&
+   grep -qF "$vm (kvm-vm-holder)" <<<"$run_reload"; then
+	pass "host-reload: refused, naming the processes that hold VMs"
+else
+	fail "host-reload: refused, naming the processes that hold VMs" "status $rc: ${run_reload:0:300}"
+fi
+if [ -d /sys/module/kvm ] && [ -e /sys/module/kvm/parameters/pvprof_expose ]; then
+	pass "host-reload: the pvprof KVM is still loaded"
+else
+	fail "host-reload: the pvprof KVM is still loaded" "/sys/module/kvm changed"
+fi
+
+# Last: Yama's scope 3 cannot be lowered again until L1 reboots.
+echo "== Yama ptrace_scope 3 refuses pidfd_getfd even to root"
+if [ -z "${qemu:-}" ] || [ ! -w "$yama" ]; then
+	fail "yama 3" "needs the QEMU above and a writable $yama"
+else
+	echo 3 >"$yama"
+	expect_err "yama 3: root cannot take QEMU's VM fd" 1 "from process $qemu (qemu-system-x86): Operation not permitted" -- status "$qemu"
+	expect_in_err "yama 3: the hint says why" "Yama forbids every ptrace attach, even for root ($yama is 3, and stays 3 until reboot)"
+	expect_in_err "yama 3: the hint says what to do" "set kernel.yama.ptrace_scope = 1 in /etc/sysctl.d/ and reboot"
+	expect_err "yama 3: enable refused the same way" 1 "cannot take fd" -- enable "$qemu"
+fi
+
 finish "$suite"
