@@ -116,10 +116,11 @@ check-debug-if-cached:
 	O=$(O) tests/debug/run.sh --if-cached
 
 # The main job and its smoke test; the benchmark. Too slow for make check.
+DEMO_OPTS	= $(if $(WORKLOAD),--workload "$(WORKLOAD)") $(if $(ARGS),--args "$$DEMO_ARGS") \
+		  $(if $(DURATION),--seconds $(DURATION)) $(if $(HZ),--hz $(HZ))
 demo: export DEMO_ARGS = $(ARGS)
 demo: deps
-	demo/run.sh $(if $(WORKLOAD),--workload "$(WORKLOAD)") $(if $(ARGS),--args "$$DEMO_ARGS") \
-		$(if $(DURATION),--seconds $(DURATION)) $(if $(HZ),--hz $(HZ))
+	demo/run.sh $(strip $(DEMO_OPTS))
 
 check-demo: deps
 	demo/check.sh

@@ -17,6 +17,7 @@ stty -F /dev/ttyS0 -echo
 
 fail() {
 	echo "DEMO-ERROR $*"
+	[ -f /tmp/pvprofd.log ] && tail -n 20 /tmp/pvprofd.log | sed 's/^/FACT pvprofd: /'
 	exit 1
 }
 
