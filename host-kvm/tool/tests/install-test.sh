@@ -94,7 +94,9 @@ if [ "$(modinfo -F vermagic "$mods/updates/pvprof/kvm.ko")" = "$(modinfo -F verm
 else
 	fail "host-install: same vermagic as the distro's kvm.ko" "$(modinfo -F vermagic "$mods/updates/pvprof/kvm.ko")"
 fi
-hmake host-install DESTDIR="$root" INSTALL_MOD_DIR=../x
+out=$("$repo/host-kvm/scripts/host-install.sh" install --destdir "$root" --kver "$kver" \
+	--moddir ../x --modules "$O/host-kvm/kvm.ko" 2>&1)
+rc=$?
 if [ "$rc" != 0 ] && grep -qF "must be one directory name" <<<"$out"; then
 	pass "host-install: refuses a module directory outside /lib/modules/KVER"
 else
@@ -140,13 +142,18 @@ if [ "$rc" = 0 ] && [ -f "$src/dkms.conf" ] && [ -f "$src/host-kvm/Makefile" ] &
 else
 	fail "dkms-source: the tree DKMS builds from" "status $rc: $(ls "$src" 2>&1) ${out:0:200}"
 fi
-# The tree builds with dkms.conf's own MAKE line: check the plan, not a build.
-dkms_make=$(sed -n 's/^MAKE\[0\]="\(.*\)"$/\1/p' "$src/dkms.conf" | sed "s/\${kernelver}/$kver/")
-if (cd "$src" && $dkms_make -n >/dev/null 2>&1) &&
-   grep -q '^BUILT_MODULE_LOCATION\[0\]="out/host-kvm/"' "$src/dkms.conf"; then
-	pass "dkms-source: dkms.conf's MAKE line is a valid make plan in the tree"
+# dkms runs "make -C host-kvm ... modules" in (a copy of) the tree and takes
+# the modules from BUILT_MODULE_LOCATION: that must be where the tree's
+# Makefile puts them (dkms sets no O). make -p prints its variables and runs
+# no recipe.
+build_dir=$(env -u O make -p -C "$src/host-kvm" KVER="$kver" pvprof-no-such-target 2>/dev/null |
+	sed -n 's/^BUILD := //p' | head -n 1)
+location=$(sed -n 's/^BUILT_MODULE_LOCATION\[0\]="\(.*\)"$/\1/p' "$src/dkms.conf")
+if grep -qF 'MAKE[0]="make -C host-kvm KVER=${kernelver} modules"' "$src/dkms.conf" &&
+   [ "$build_dir" = "$src/out/host-kvm" ] && [ "$location" = out/host-kvm/ ]; then
+	pass "dkms-source: the tree's Makefile builds where dkms.conf takes the modules"
 else
-	fail "dkms-source: dkms.conf's MAKE line is a valid make plan in the tree" "$dkms_make"
+	fail "dkms-source: the tree's Makefile builds where dkms.conf takes the modules" "BUILD '$build_dir', BUILT_MODULE_LOCATION '$location'"
 fi
 
 echo "== Secure Boot signing (host-kvm/README.md)"
