@@ -172,6 +172,9 @@ static int run(int dev)
 	generation = st.generation;
 	send_set_active(active);
 	if (active) {
+		log_info("sampling is on (generation %llu, event %u, period %llu): publishing",
+			 (unsigned long long)st.generation, st.event,
+			 (unsigned long long)st.period);
 		republished++;
 		procs_publish_all();
 	} else {
@@ -195,7 +198,7 @@ static int run(int dev)
 		if (!read_state(dev, &st))
 			return 1;
 		if (st.generation != generation && (st.state & PVPROF_STATE_ACTIVE)) {
-			log_info("sampling switched on (generation %llu, event %u, period %llu): publishing",
+			log_info("sampling is on (generation %llu, event %u, period %llu): publishing",
 				 (unsigned long long)st.generation, st.event,
 				 (unsigned long long)st.period);
 			generation = st.generation;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The agent test's L2 side (/hook/run, busybox sh): start pvprofd while
 # sampling is off, start agent-pre (known to the agent only from /proc),
-# wait until pvprofd says sampling switched on and its first publication
+# wait until pvprofd says sampling is on and its first publication
 # went out, run agent-test (known only from perf's records), wait until
 # pvprofd's queue drained again, stop pvprofd and report.  Console lines: AGENT-STARTED (L1 starts
 # recording then), FACT name value, AGENTLOG <pvprofd's log>, AGENT-DONE.
@@ -32,8 +32,9 @@ wait_log() {
 	done
 }
 
-wait_log "sampling switched on" 0
-fact agent_saw_sampling "$(grep -c 'sampling switched on' /tmp/pvprofd.log)"
+# Whether sampling was on at start or switched on later, the agent says so.
+wait_log "sampling is on" 0
+fact agent_saw_sampling "$(grep -c 'sampling is on' /tmp/pvprofd.log)"
 wait_log "queue drained" 0
 drained=$(grep -c "queue drained" /tmp/pvprofd.log)
 
