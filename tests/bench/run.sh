@@ -23,12 +23,12 @@ pvprof, each REPS times, interleaved. Writes \$O/bench/result.json and
 \$O/bench/table.txt.
 
   --hz HZ       sampling frequency of both samplers (default 1000)
-  --reps N      repetitions per condition, at least 3 (default 3)
-  --rounds N    workload size (default 6000: about 8 s unsampled here)
+  --reps N      repetitions per condition, at least 3 (default 5)
+  --rounds N    workload size (default 3000: 5-10 s unsampled here)
 USAGE
 }
 
-hz=1000 reps=3 rounds=6000
+hz=1000 reps=5 rounds=3000
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || case "$1" in -h|--help) ;; *) die "$1 needs an argument (see --help)" ;; esac
 	case "$1" in

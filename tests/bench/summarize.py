@@ -11,6 +11,7 @@ import statistics
 import sys
 
 CONDITIONS = ("none", "ip_only", "pvprof")
+STALL_FACTOR = 3
 EXIT_COUNTERS = ("exits", "irq_exits", "nmi_window_exits", "io_exits",
                  "halt_exits", "nmi_injections", "irq_window_exits")
 
@@ -90,7 +91,7 @@ def load_run(runs, cond, rep):
 
 
 def spread(values):
-    return {"min": min(values), "max": max(values),
+    return {"min": min(values), "median": statistics.median(values), "max": max(values),
             "stdev": statistics.stdev(values) if len(values) > 1 else 0.0}
 
 
@@ -109,6 +110,20 @@ def main():
 
     runs_dir = os.path.join(args.out, "runs")
     runs = {c: [load_run(runs_dir, c, r) for r in range(1, args.reps + 1)] for c in CONDITIONS}
+    # A run that took several times its condition's median did not measure
+    # the sampler: the shared machine (or the nested host) stalled it. Seen
+    # here: a 6 s run taking 214 s. Such runs are left out of every figure
+    # and listed in the result.
+    excluded = []
+    for c in CONDITIONS:
+        median = statistics.median(r["seconds"] for r in runs[c])
+        kept = [r for r in runs[c] if r["seconds"] <= STALL_FACTOR * median]
+        excluded += [{"condition": c, "rep": r["rep"], "seconds": rnd(r["seconds"], 3),
+                      "median_seconds": rnd(median, 3)}
+                     for r in runs[c] if r["seconds"] > STALL_FACTOR * median]
+        if len(kept) < 2:
+            fail(f"fewer than 2 usable runs of {c}")
+        runs[c] = kept
     mean_t = {c: statistics.mean(r["seconds"] for r in runs[c]) for c in CONDITIONS}
     base = mean_t["none"]
 
@@ -185,6 +200,7 @@ def main():
         "samples_per_sec_ip_only": rnd(per["ip_only"]["samples_per_sec"], 1),
         "seconds_mean": {c: rnd(mean_t[c], 3) for c in CONDITIONS},
         "seconds": {c: [rnd(r["seconds"], 3) for r in runs[c]] for c in CONDITIONS},
+        "excluded_runs": excluded,
         "spread": {
             "slowdown_ip_only": {k: rnd(v) for k, v in per["ip_only"]["slowdown_spread"].items()},
             "slowdown_pvprof": {k: rnd(v) for k, v in per["pvprof"]["slowdown_spread"].items()},
@@ -230,6 +246,8 @@ def main():
         f"completeness: {fmt(result['completeness'], '.4f')}  (target >= 0.99)",
         f"skew rate: {fmt(result['skew_rate'], '.4f')}   stale rate: {fmt(result['stale_rate'], '.4f')}",
         "losses: " + (", ".join(f"{k} {v}" for k, v in losses.items() if v) or "none"),
+        "runs left out (over {}x their condition's median): ".format(STALL_FACTOR)
+        + (", ".join(f"{e['condition']} rep {e['rep']} {e['seconds']} s" for e in excluded) or "none"),
     ]
     with open(os.path.join(args.out, "table.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
