@@ -18,7 +18,7 @@ static void print_help(FILE *f)
 		"Usage: %1$s [OPTIONS] COMMAND ARGS...\n"
 		"       %1$s help [COMMAND]\n"
 		"       %1$s --version\n"
-		"       COMMAND := { enable | disable | status | expose | help }\n"
+		"       COMMAND := { enable | disable | status | expose | record | report | script | help }\n"
 		HELP_SPEC_VM
 		HELP_SPEC_OPTIONS
 		"\n"

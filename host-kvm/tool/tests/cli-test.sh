@@ -74,7 +74,7 @@ expect_json_err "usage: -j error is a JSON object" 2 "status: expected VM" -j st
 expect_json_err "usage: status -j error is a JSON object" 2 "-F: expected" enable 1 -F 0 -j
 
 echo "== help"
-expect_help "help: help" "COMMAND := { enable | disable | status | expose | help }" help
+expect_help "help: help" "COMMAND := { enable | disable | status | expose | record | report | script | help }" help
 expect_help "help: --help" "Exit status: 0 ok, 1 the operation failed, 2 usage error." --help
 expect_help "help: -h" "Usage: kvm-pvprof [OPTIONS] COMMAND ARGS..." -h
 expect_help "help: help help" "Usage: kvm-pvprof [OPTIONS] COMMAND ARGS..." help help
