@@ -109,45 +109,9 @@ done
 # Hook for the guest driver's end-to-end suite (L2 on the debug kernel as
 # well) once it exists: run it here the same way, with its L1 runs checked
 # by kernel-reports.sh.
-# The guest driver with the debug kernel as L1 and as L2: guest-sampling
-# builds the pvprof KVM modules and the driver against the debug tree
-# (KDIR), and run-l2 boots \$O/nested/vmlinux-<release> inside L1: the
-# bzImage here (its PVH vmlinux reset silently as a '-M pc' L2).
-release=$(cat "$tree/include/config/kernel.release" 2>/dev/null)
-mkdir -p "$debug_out/nested"
-if [ -z "$release" ] || ! ln -sfn "$image" "$debug_out/nested/vmlinux-$release"; then
-	count_line "FAIL debug/guest_sampling: no kernel.release in $tree"
-	finish
-fi
-rm -f "$debug_out/results/guest-sampling"
-KDIR=$tree RUNL1_KERNEL=$image O=$debug_out \
-	"$repo/guest-driver/tests/guest-sampling.sh" > "$debug_out/guest-sampling.log" 2>&1
-while IFS= read -r line; do
-	case "$line" in
-	PASS\ *|FAIL\ *) count_line "${line%% *} debug/guest-sampling/${line#* }" ;;
-	*" passed, "*" failed") echo "  guest-sampling on the debug kernels: $line" ;;
-	*) echo "$line" ;;
-	esac
-done < "$debug_out/guest-sampling.log"
-if [ ! -s "$debug_out/results/guest-sampling" ]; then
-	count_line "FAIL debug/guest_sampling: guest-sampling.sh did not finish (log: $debug_out/guest-sampling.log)"
-	tail -n 20 "$debug_out/guest-sampling.log" | sed 's/^/  | /'
-fi
-while IFS= read -r line; do
-	count_line "$line"
-done < <("$here/kernel-reports.sh" "debug/guest-sampling-l1" "$debug_out/nested/guest-sampling")
-# L2 boots quiet: its console carries warnings and worse, which is where
-# lockdep, KASAN, UBSAN and debug-objects reports go (the QMP phase's
-# unknown-NMI reports are expected there and are not counted).
-l2_console=$debug_out/nested/guest-sampling/l2.console
-l2_reports=$(grep -E 'WARNING:|BUG:|UBSAN:|ODEBUG:|kernel BUG at|Oops|general protection fault' \
-	"$l2_console" 2>/dev/null)
-if [ ! -s "$l2_console" ]; then
-	count_line "FAIL debug/guest-sampling-l2/kernel_reports: no L2 console at $l2_console"
-elif [ -z "$l2_reports" ]; then
-	count_line "PASS debug/guest-sampling-l2/kernel_reports"
-else
-	count_line "FAIL debug/guest-sampling-l2/kernel_reports: $(wc -l <<< "$l2_reports") report line(s) in $l2_console, first: $(head -n 1 <<< "$l2_reports")"
-fi
-echo "  note: the guest end-to-end suite (guest-driver/tests/e2e) does not run on the debug kernel yet"
+# Not yet: the guest driver with the debug kernel as L2. A first try of
+# guest-sampling (debug bzImage as L1 and L2, driver and modules built with
+# KDIR) registered and sampled, but 20 rounds of NMI backtraces did not fit
+# in 25 minutes under load.
+echo "  note: the guest driver's scenarios (guest-sampling, e2e) do not run on the debug kernel yet"
 finish
