@@ -92,7 +92,7 @@ step "building the pvprof KVM modules" make -s -C "$REPO_DIR/host-kvm" modules
 step "building kvm-pvprof" make -s -C "$REPO_DIR/host-kvm/tool"
 step "building the guest driver" make -s -C "$REPO_DIR/guest-driver" modules
 step "building the guest agent" make -s -C "$REPO_DIR/guest-agent"
-agent_files=$(make -s -C "$REPO_DIR/guest-agent" l2-files) || die "make -C guest-agent l2-files failed"
+agent_files=$(make -s --no-print-directory -C "$REPO_DIR/guest-agent" l2-files) || die "make -C guest-agent l2-files failed"
 if [ -z "$workload" ]; then
 	workload=$out/pvprof-demo
 	# clang: GCC 12 gives leaf functions no frame pointer whatever the flags.

@@ -84,7 +84,6 @@ static void st_report_record(const struct pvprof_record *rec, u64 answered,
 
 static const char * const st_verdict_names[] = {
 	[PVPROF_NMI_NOT_OURS]	= "not_ours",
-	[PVPROF_NMI_GARBAGE]	= "garbage",
 	[PVPROF_NMI_CLAIMED]	= "claimed",
 };
 
@@ -102,11 +101,15 @@ static int st_run(unsigned int notices, u64 head)
 	h->cookie = 1;
 	h->size = ST_BUF_SIZE;
 	h->max_depth = PVPROF_MAX_DEPTH;
+	pvprof_guest_buf_registered(&st_gb);
 	for (i = 0; i < notices; i++)
 		pvprof_notice_encode((void *)((u8 *)h + pvprof_notice_offset(i)),
 				     &sample, i + 1, false);
 	/* Publish the notices as the host does (spec section 7.2). */
 	smp_store_release(&h->notice_head, head);
+	/* An NMI for notices is pvprof's: the host says so (spec section 10.2). */
+	if (notices)
+		WRITE_ONCE(h->nmi_delivered, 1);
 
 	st_ran = false;
 	cpu = get_cpu();
@@ -125,7 +128,8 @@ static int st_run(unsigned int notices, u64 head)
 		return 0;
 	}
 	st_printf("cpu %u verdict %s consumed %u callchains %u stale %u dropped %u notice_tail %llu guest_errors %llu\n",
-		  cpu, st_verdict_names[st_verdict], st_res.consumed,
+		  cpu, st_res.garbage ? "garbage" : st_verdict_names[st_verdict],
+		  st_res.consumed,
 		  st_res.callchains, st_res.stale, st_res.dropped, tail,
 		  READ_ONCE(h->guest_errors));
 	/* Pairs with the handler's store-release: the records are complete. */
