@@ -128,8 +128,12 @@ check_py "record: sampling disabled again (it was never enabled)" \
 	'assert s["enabled"] is False, "still enabled"'
 check_py "report: the summary's records are the report's callchains" \
 	"assert r['callchains'] == $recorded, 'summary %s' % $recorded"
+# A VM never enabled has no stream before record's ENABLE: the reader opens
+# just after it, and the start snapshot just after that, so the records the
+# host accepted in between may or may not be in the file: exactly those are
+# the slack (start["records"], all accepted since that ENABLE).
 check_py "balance: every record accepted while recording is in the file or a stream overflow" \
-	'assert r["callchains"] + r["losses"]["stream_overflow"] == r["end"]["records"] - r["start"]["records"]'
+	'got = r["callchains"] + r["losses"]["stream_overflow"]; assert r["end"]["records"] - r["start"]["records"] <= got <= r["end"]["records"], (got, r["start"]["records"], r["end"]["records"])'
 check_py "balance: nothing accepted after the recording ended" \
 	'assert s["totals"]["records"] == r["end"]["records"], "status %d records, recording ended at %d" % (s["totals"]["records"], r["end"]["records"])'
 check_py "balance: stream losses within the host's, by reason" \
