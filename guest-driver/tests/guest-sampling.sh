@@ -27,10 +27,12 @@ L2_IMAGE=$NESTED_OUT/guest-sampling-l2.cpio
 TOOL=$O/bin/kvm-pvprof
 
 # wait_for FILE PATTERN POLLS: poll FILE for PATTERN every 0.5 s.
+# Gives up at once when the L2 (run-l2, pid $l2_pid once started) is gone.
 wait_for() {
 	local polls
 	for ((polls = 0; polls < $3; polls++)); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
+		[ -n "${l2_pid:-}" ] && ! kill -0 "$l2_pid" 2>/dev/null && return 1
 		sleep 0.5
 	done
 	return 1
@@ -43,6 +45,7 @@ in_l1() {
 	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --machine pc --timeout 1400 \
 		--append unknown_nmi_panic=1 --qmp /tmp/l2.qmp \
 		--pidfile "$out/l2.pid" --console "$out/l2.console" 2> "$out/l2.stderr" &
+	l2_pid=$!
 	wait_for "$out/l2.console" READY 600 || echo "L2 never said READY" > "$out/enable.out"
 	pid=$(cat "$out/l2.pid")
 	"$TOOL" enable "$pid" >> "$out/enable.out" 2>&1
