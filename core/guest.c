@@ -20,6 +20,12 @@
  * @base: the buffer, zeroed by the caller, aligned to PVPROF_PAGE_SIZE
  * @size: its size in bytes
  *
+ * Call it before REGISTER, and let the NMI handler use @gb from then on
+ * until UNREGISTER has returned: the host may attribute an NMI to the
+ * registration on the entry that returns from REGISTER, and the guest
+ * claims it by comparing nmi_delivered with 0, the count a registration
+ * starts with.
+ *
  * Return: 0, or the negative PVPROF_E* code REGISTER would answer.
  */
 int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size)
@@ -32,19 +38,6 @@ int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size)
 	gb->hdr = base;
 	gb->nmi_seen = 0;
 	return 0;
-}
-
-/**
- * pvprof_guest_buf_registered() - REGISTER succeeded: adopt the host's count
- * @gb: the buffer just registered
- *
- * The host writes nmi_delivered at registration (it counts per vCPU, across
- * registrations); only deliveries after this point are the guest's to claim.
- * Call it before the NMI handler may see the buffer as registered.
- */
-void pvprof_guest_buf_registered(struct pvprof_guest_buf *gb)
-{
-	gb->nmi_seen = PVPROF_READ_ONCE(gb->hdr->nmi_delivered);
 }
 
 static struct pvprof_record *record_slot(struct pvprof_guest_buf *gb, __u64 index)

@@ -13,6 +13,7 @@
  * @hdr: the buffer, mapped in the guest
  * @geo: geometry from the size the guest registered
  * @nmi_seen: the host's nmi_delivered as of the last NMI pvprof claimed
+ *	(0, like the zeroed buffer, until the first)
  */
 struct pvprof_guest_buf {
 	struct pvprof_buf_header *hdr;
@@ -61,7 +62,6 @@ struct pvprof_nmi_result {
 };
 
 int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size);
-void pvprof_guest_buf_registered(struct pvprof_guest_buf *gb);
 enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 					 pvprof_capture_fn capture, void *ctx,
 					 struct pvprof_nmi_result *res);

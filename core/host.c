@@ -42,7 +42,6 @@ int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
 {
 	struct pvprof_geometry geo;
 	bool nmi_owed = r->nmi_owed;
-	__u64 nmi_delivered = r->nmi_delivered;
 	int ret;
 
 	ret = pvprof_geometry_init(&geo, size);
@@ -51,9 +50,12 @@ int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
 	if (!cookie)
 		return -PVPROF_EINVAL;
 	pvprof_memset(r, 0, sizeof(*r));
-	/* An NMI in flight outlives the registration that injected it. */
+	/*
+	 * An NMI in flight outlives the registration that injected it; the
+	 * count starts at 0 like the zeroed buffer, so the guest knows it
+	 * before REGISTER returns.
+	 */
 	r->nmi_owed = nmi_owed;
-	r->nmi_delivered = nmi_delivered;
 	r->geo = geo;
 	r->max_depth = max_depth && max_depth < PVPROF_MAX_DEPTH ?
 		       max_depth : PVPROF_MAX_DEPTH;

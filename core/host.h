@@ -70,8 +70,8 @@ struct pvprof_notice_facts {
  * @nmi_head: notice_head when the last pvprof NMI was injected
  * @nmi_owed: a pvprof NMI was injected and no delivery was attributed to
  *	it yet; outlives the registration, like the NMI itself
- * @nmi_delivered: deliveries attributed to pvprof (header nmi_delivered);
- *	outlives the registration
+ * @nmi_delivered: deliveries attributed to pvprof during this registration
+ *	(header nmi_delivered), from 0
  * @resolved_seq: every notice up to this seq has its outcome counted
  * @lost_before: a sample was lost since the last notice written
  * @history: facts of notice seq s at index s % PVPROF_HOST_HISTORY

@@ -7,9 +7,13 @@
  * IRQs off: the hotplug callbacks, the periodic check (an IPI), the reboot
  * path (an IPI) and syscore suspend/resume.  The only thing that can
  * interleave with them is this CPU's NMI handler, which touches the buffer
- * only while pvprof_cpu.active is set; that flag is cleared before every
- * UNREGISTER and before every zeroing, and set only after REGISTER
- * returned 0, so the host never writes a page the driver freed or reuses.
+ * only while pvprof_cpu.active is set.  The flag is set after the zeroing
+ * and before REGISTER, and cleared only after UNREGISTER returned: the
+ * host can attribute an NMI to a registration from the entry that returns
+ * from REGISTER until the exit for UNREGISTER, and the handler must be
+ * there to claim it (spec section 10.3).  The buffer is freed only after
+ * UNREGISTER succeeded and the handler is gone, so the host never writes a
+ * page the driver freed or reuses.
  */
 #define pr_fmt(fmt) "pvprof: " fmt
 
@@ -109,10 +113,21 @@ static long pvprof_unregister_hc(struct pvprof_cpu *pc)
 	return r;
 }
 
+/* Context: on the buffer's CPU, IRQs off; the buffer is not registered. */
 static long pvprof_register_hc(struct pvprof_cpu *pc)
 {
+	long r;
+
+	pvprof_deactivate(pc);
 	memset(page_address(pc->pages), 0, pvprof_buf_size);
-	return pvprof_hypercall(PVPROF_OP_REGISTER, pc->gpa, pvprof_buf_size, 0);
+	/* The size was checked by pvprof_guest_buf_init() at load. */
+	pvprof_guest_buf_init(&pc->gb, page_address(pc->pages), pvprof_buf_size);
+	barrier();
+	WRITE_ONCE(pc->active, true);
+	r = pvprof_hypercall(PVPROF_OP_REGISTER, pc->gpa, pvprof_buf_size, 0);
+	if (r)
+		pvprof_deactivate(pc);
+	return r;
 }
 
 /*
@@ -123,7 +138,6 @@ static void pvprof_cpu_register(struct pvprof_cpu *pc)
 {
 	long r;
 
-	pvprof_deactivate(pc);
 	r = pvprof_register_hc(pc);
 	if (r == -PVPROF_EALREADY) {
 		/* A previous kernel (crash kexec) left a registration behind. */
@@ -140,22 +154,18 @@ static void pvprof_cpu_register(struct pvprof_cpu *pc)
 		pc->failing = true;
 		return;
 	}
-	/* The size was checked by pvprof_guest_buf_init() at load. */
-	pvprof_guest_buf_init(&pc->gb, page_address(pc->pages), pvprof_buf_size);
-	pvprof_guest_buf_registered(&pc->gb);
 	pc->state = PVPROF_CPU_ACTIVE;
 	pc->failing = false;
 	pc->stats.registrations++;
-	barrier();
-	WRITE_ONCE(pc->active, true);
 }
 
 /* Context: on the buffer's CPU, IRQs off. */
 static void pvprof_cpu_unregister(struct pvprof_cpu *pc)
 {
 	if (pc->state == PVPROF_CPU_ACTIVE) {
-		pvprof_deactivate(pc);
+		/* Every NMI the host attributed is delivered once it returns. */
 		pvprof_unregister_hc(pc);
+		pvprof_deactivate(pc);
 	}
 	pc->state = PVPROF_CPU_OFF;
 }

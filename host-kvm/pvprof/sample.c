@@ -564,6 +564,36 @@ void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 }
 
 /**
+ * kvm_pvprof_nmi_pending_owed() - is one of the vCPU's pending NMIs pvprof's?
+ * @vcpu: the vCPU, vcpu->mutex held (KVM_GET_VCPU_EVENTS), after
+ *	process_nmi()
+ *
+ * pvprof's NMI only means something on this host, which attributes its
+ * delivery: carried by a snapshot or a migration stream to a host that
+ * cannot, it would reach the guest as an unknown NMI.  KVM_GET_VCPU_EVENTS
+ * leaves it out; a VMM that writes that state back drops it from KVM, and
+ * the NMI gate, finding nothing in flight, injects again for the notices
+ * still unconsumed (spec section 10.2).
+ *
+ * Return: 1 when pvprof owes an NMI that KVM holds pending, else 0.
+ */
+unsigned int kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vcpu *pv;
+	unsigned int owed;
+
+	if (!vcpu->arch.nmi_pending || !pvprof_vm_find(vcpu->kvm))
+		return 0;
+	pv = pvprof_vcpu_find(vcpu);
+	if (!pv)
+		return 0;
+	mutex_lock(&pv->lock);
+	owed = pv->ring.nmi_owed;
+	mutex_unlock(&pv->lock);
+	return owed;
+}
+
+/**
  * kvm_pvprof_vcpu_run_enter() - KVM_RUN is about to run the vCPU
  * @vcpu: the vCPU, on the thread that will run it
  *

@@ -72,7 +72,6 @@ static void guest_code(void)
 
 	GUEST_ASSERT(!pvprof_guest_buf_init(&gbuf, (void *)BUF_GPA, BUF_SIZE));
 	GUEST_ASSERT_EQ(pvprof_hypercall(PVPROF_OP_REGISTER, BUF_GPA, BUF_SIZE, 0), 0);
-	pvprof_guest_buf_registered(&gbuf);
 	GUEST_SYNC(STAGE_REGISTERED);
 	while (guest_nmis < TARGET_NMIS && spins < SPIN_LIMIT) {
 		__asm__ volatile("pause");

@@ -520,9 +520,9 @@ static void settle(struct model *m)
 	MCHECK(m, i < 1000, "protocol did not settle: %llu unconsumed, %u NMIs pending",
 	       (unsigned long long)m->ref_unconsumed, m->nmi_pending);
 	MCHECK(m, m->foreign_handled == m->foreign_raised, "foreign NMI work lost");
-	MCHECK(m, !m->v.ring.nmi_owed && m->v.ring.nmi_delivered == m->v.acct.nmis,
+	MCHECK(m, !m->v.ring.nmi_owed && m->v.nmis_attributed == m->v.acct.nmis,
 	       "%llu of %llu pvprof NMIs delivered after settling",
-	       (unsigned long long)m->v.ring.nmi_delivered, (unsigned long long)m->v.acct.nmis);
+	       (unsigned long long)m->v.nmis_attributed, (unsigned long long)m->v.acct.nmis);
 }
 
 static void check_stream(struct model *m)

@@ -70,7 +70,6 @@ int sim_register(struct sim_vcpu *v, __u32 size, __u32 max_depth)
 				PVPROF_EVENT_CPU_CLOCK, 1000000);
 	host_copy_out(v, 0, &h, 128);
 	v->registered = true;
-	pvprof_guest_buf_registered(&v->gb);
 	return 0;
 }
 
@@ -157,7 +156,10 @@ bool sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_busy)
 /* KVM delivers an NMI: the result says whether the guest can tell it is pvprof's. */
 bool sim_host_nmi_delivery(struct sim_vcpu *v, bool more_nmis_pending)
 {
-	if (!pvprof_host_nmi_delivery(&v->ring, more_nmis_pending) || !v->registered)
+	if (!pvprof_host_nmi_delivery(&v->ring, more_nmis_pending))
+		return false;
+	v->nmis_attributed++;
+	if (!v->registered)
 		return false;
 	PVPROF_WRITE_ONCE(hdr(v)->nmi_delivered, v->ring.nmi_delivered);
 	return true;

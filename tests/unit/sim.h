@@ -24,6 +24,7 @@ struct sim_vcpu {
 	size_t stream_cap;
 	__u64 losses_emitted[PVPROF_LOSS_NR];
 	__u64 identity_drops;	/* registrations dropped on a magic/cookie mismatch */
+	__u64 nmis_attributed;	/* deliveries the host attributed, all registrations */
 };
 
 /* The interrupted context the guest's capture callback reports. */

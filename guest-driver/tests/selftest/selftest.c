@@ -101,7 +101,7 @@ static int st_run(unsigned int notices, u64 head)
 	h->cookie = 1;
 	h->size = ST_BUF_SIZE;
 	h->max_depth = PVPROF_MAX_DEPTH;
-	pvprof_guest_buf_registered(&st_gb);
+	st_gb.nmi_seen = 0;		/* a new registration: counts from 0 */
 	for (i = 0; i < notices; i++)
 		pvprof_notice_encode((void *)((u8 *)h + pvprof_notice_offset(i)),
 				     &sample, i + 1, false);

@@ -111,7 +111,6 @@ static void guest_code(void)
 
 	GUEST_ASSERT(!pvprof_guest_buf_init(&gbuf, (void *)BUF_GPA, BUF_SIZE));
 	GUEST_ASSERT_EQ(pvprof_hypercall(PVPROF_OP_REGISTER, BUF_GPA, BUF_SIZE, 0), 0);
-	pvprof_guest_buf_registered(&gbuf);
 	GUEST_SYNC(STAGE_REGISTERED);
 	for (;;) {
 		bool active = h->state & PVPROF_STATE_ACTIVE;
