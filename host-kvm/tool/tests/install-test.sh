@@ -6,9 +6,12 @@
 # (this machine's own kernel is not the one the modules are for), and the
 # Secure Boot signing recipe of host-kvm/README.md with a throwaway key.
 # modprobe itself decides, from the scratch root, which kvm.ko it would load.
+# dkms add and dkms build of the host's and the guest driver's DKMS trees
+# run for real, in a private DKMS tree in the scratch root (dkms builds all
+# of KVM: 1.5-5 min depending on the machine's load).
 #
-# Needs the built modules (make -C host-kvm; O as for the build). Writes
-# "<passed> <failed>" to $O/results/host-install.
+# Needs the built modules (make -C host-kvm; O as for the build) and dkms
+# (make deps). Writes "<passed> <failed>" to $O/results/host-install.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -154,6 +157,145 @@ if grep -qF 'MAKE[0]="make -C host-kvm KVER=${kernelver} modules"' "$src/dkms.co
 	pass "dkms-source: the tree's Makefile builds where dkms.conf takes the modules"
 else
 	fail "dkms-source: the tree's Makefile builds where dkms.conf takes the modules" "BUILD '$build_dir', BUILT_MODULE_LOCATION '$location'"
+fi
+
+echo "== dkms add and dkms build, in a private DKMS tree"
+# A real dkms run of both source trees (the host's, made above, and the guest
+# driver's) for $kver, with --dkmstree/--sourcetree in the scratch root and
+# dkms's signing key in $tmp: nothing outside them is written (checked).
+# dkms runs the MAKE lines of dkms.conf in its own copy of each tree; our O,
+# KVER and make's variables must not reach them.
+dkms_tree=$root/var/lib/dkms
+dkms_src=$root/usr/src
+dkms_key=$tmp/dkms-mok.key
+dkms_cert=$tmp/dkms-mok.pub
+distro_vermagic=$(modinfo -F vermagic "$distro/kernel/arch/x86/kvm/kvm.ko")
+dkms_serial=''
+src_version=$(dpkg-query -W -f='${Version}' linux-source-"$(echo "$kver" | cut -d. -f1-2)" 2>/dev/null)
+
+# dkms_run ARGS...: dkms ARGS on the private trees; output in $out, status $rc.
+dkms_run() {
+	out=$(env -u O -u KVER -u KDIR -u DESTDIR -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		mok_signing_key="$dkms_key" mok_certificate="$dkms_cert" \
+		dkms "$@" --dkmstree "$dkms_tree" --sourcetree "$dkms_src" 2>&1)
+	rc=$?
+}
+
+# system_dkms_state: what dkms could write outside the private trees.
+system_dkms_state() {
+	find /var/lib/dkms /usr/src "$distro" -maxdepth 3 -printf '%p %s %T@\n' 2>/dev/null | sort
+	ls -l /etc/dkms/framework.conf.d 2>/dev/null
+}
+
+# dkms_module_checks NAME MODULE... : the modules dkms built for $kver, with
+# the kernel's vermagic, every imported CRC one the kernel exports, and
+# dkms's signature made with this test's key.
+dkms_module_checks() {
+	local pkg=$1 m ko dir bad_vermagic='' bad_crc='' bad_sig='' missing=''
+	shift
+	dir=$dkms_tree/$pkg/$kver/$(uname -m)/module
+	for m in "$@"; do
+		ko=$dir/$m.ko
+		if [ ! -f "$ko" ]; then
+			missing="$missing $m.ko"
+			continue
+		fi
+		[ "$(modinfo -F vermagic "$ko")" = "$distro_vermagic" ] ||
+			bad_vermagic="$bad_vermagic $m: '$(modinfo -F vermagic "$ko")'"
+		modprobe --dump-modversions "$ko" | awk '{ print $2 "\t" $1 }' | sort >"$tmp/imports"
+		n=$(comm -23 "$tmp/imports" "$tmp/kernel-exports" | wc -l)
+		[ "$(wc -l <"$tmp/imports")" -gt 0 ] && [ "$n" = 0 ] ||
+			bad_crc="$bad_crc $m: $n of $(wc -l <"$tmp/imports")"
+		[ "$(modinfo -F signer "$ko")" = "DKMS module signing key" ] &&
+		[ "$(modinfo -F sig_key "$ko" | tr -d :)" = "$dkms_serial" ] ||
+			bad_sig="$bad_sig $m: signer '$(modinfo -F signer "$ko")' key '$(modinfo -F sig_key "$ko")'"
+	done
+	if [ -z "$missing" ]; then
+		pass "dkms build $pkg: $* in the DKMS tree"
+	else
+		fail "dkms build $pkg: the built modules in the DKMS tree" "missing:$missing in $dir: $(ls "$dir" 2>&1)"
+		return
+	fi
+	if [ -z "$bad_vermagic" ]; then
+		pass "dkms build $pkg: vermagic '$distro_vermagic' (the distro's)"
+	else
+		fail "dkms build $pkg: vermagic" "want '$distro_vermagic', got$bad_vermagic"
+	fi
+	if [ -z "$bad_crc" ]; then
+		pass "dkms build $pkg: every imported CRC is one $kver exports"
+	else
+		fail "dkms build $pkg: every imported CRC is one $kver exports" "CRCs the kernel does not export:$bad_crc"
+	fi
+	if [ -z "$bad_sig" ]; then
+		pass "dkms build $pkg: signed by dkms with the test's key"
+	else
+		fail "dkms build $pkg: signed by dkms with the test's key" "cert serial $dkms_serial;$bad_sig"
+	fi
+}
+
+if ! command -v dkms >/dev/null; then
+	fail "dkms" "dkms is not installed (make deps, or apt-get install dkms)"
+elif grep -qsE '^[[:space:]]*(sign_file|mok_signing_key|mok_certificate|dkms_tree|source_tree)=' \
+	/etc/dkms/framework.conf /etc/dkms/framework.conf.d/*.conf; then
+	fail "dkms" "/etc/dkms/framework.conf* set a signing key or tree; a test build would use or write them"
+else
+	awk -F '\t' '{ print $2 "\t" $1 }' "/usr/src/linux-headers-$kver/Module.symvers" | sort -u \
+		>"$tmp/kernel-exports"
+	out=$(make --no-print-directory -C "$repo/guest-driver" dkms-source DESTDIR="$dkms_src" 2>&1)
+	rc=$?
+	[ "$rc" = 0 ] || fail "guest-driver dkms-source" "status $rc: ${out:0:300}"
+	mkdir -p "$dkms_tree"
+	system_dkms_state >"$tmp/system-before"
+	for pkg in pvprof-kvm/0.1 pvprof-guest/1; do
+		dkms_run add -m "${pkg%/*}" -v "${pkg#*/}"
+		if [ "$rc" = 0 ] && [ -L "$dkms_tree/$pkg/source" ] &&
+		   [ "$(readlink "$dkms_tree/$pkg/source")" = "$dkms_src/${pkg%/*}-${pkg#*/}" ]; then
+			pass "dkms add $pkg"
+		else
+			fail "dkms add $pkg" "status $rc: ${out:0:400}"
+		fi
+		start=$SECONDS
+		dkms_run build -m "${pkg%/*}" -v "${pkg#*/}" -k "$kver"
+		took=$((SECONDS - start))
+		if [ "$rc" = 0 ]; then
+			pass "dkms build $pkg -k $kver ($took s)"
+		else
+			fail "dkms build $pkg -k $kver" "status $rc after $took s: $(tail -n 15 <<<"$out"); make.log: $(tail -n 15 "$dkms_tree/$pkg/build/make.log" 2>/dev/null)"
+		fi
+		[ -f "$dkms_cert" ] && dkms_serial=$(openssl x509 -inform DER -in "$dkms_cert" -noout -serial | sed 's/^serial=//')
+	done
+	dkms_run status
+	if grep -qxF "pvprof-kvm/0.1, $kver, $(uname -m): built" <<<"$out" &&
+	   grep -qxF "pvprof-guest/1, $kver, $(uname -m): built" <<<"$out"; then
+		pass "dkms status: both built for $kver"
+	else
+		fail "dkms status: both built for $kver" "${out:0:400}"
+	fi
+	dkms_module_checks pvprof-kvm/0.1 kvm kvm-amd kvm-intel
+	dkms_module_checks pvprof-guest/1 pvprof_guest
+	# The version guard (host-kvm/pvprof/main.c) is compiled in, with the
+	# version of the linux-source package the build used.
+	ko=$dkms_tree/pvprof-kvm/0.1/$kver/$(uname -m)/module/kvm.ko
+	if [ -n "$src_version" ] && [ -f "$ko" ] &&
+	   strings -a "$ko" | grep -qxF "$src_version" &&
+	   strings -a "$ko" | grep -qF 'kvm-pvprof: built from linux-source %s, but the running kernel is "%s": refusing to load'; then
+		pass "dkms build pvprof-kvm: kvm.ko has the version guard, for linux-source $src_version"
+	else
+		fail "dkms build pvprof-kvm: kvm.ko has the version guard" "linux-source version '$src_version'; guard strings: $(strings -a "$ko" 2>&1 | grep -F 'built from linux-source' | head -c 200)"
+	fi
+	ko=$dkms_tree/pvprof-guest/1/$kver/$(uname -m)/module/pvprof_guest.ko
+	if [ "$(modinfo -F name "$ko" 2>/dev/null)" = pvprof_guest ] &&
+	   modinfo -F parm "$ko" | grep -q '^buf_size:'; then
+		pass "dkms build pvprof-guest: pvprof_guest.ko is the guest driver (name, buf_size parameter)"
+	else
+		fail "dkms build pvprof-guest: pvprof_guest.ko is the guest driver" "$(modinfo "$ko" 2>&1 | head -c 300)"
+	fi
+	system_dkms_state >"$tmp/system-after"
+	if cmp -s "$tmp/system-before" "$tmp/system-after"; then
+		pass "dkms: nothing written outside the private trees (/var/lib/dkms, /usr/src, /lib/modules/$kver)"
+	else
+		fail "dkms: nothing written outside the private trees" "$(diff "$tmp/system-before" "$tmp/system-after" | head -n 10)"
+	fi
 fi
 
 echo "== Secure Boot signing (host-kvm/README.md)"
