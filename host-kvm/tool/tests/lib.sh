@@ -74,6 +74,20 @@ expect_err() {
 	fi
 }
 
+# expect_ok NAME [PREFIX...] -- ARGS...: exit status 0, nothing on stderr.
+expect_ok() {
+	local name=$1
+	shift
+	run "$@"
+	if [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc: ${err:0:300}"
+	elif [ -n "$err" ]; then
+		fail "$name" "printed to stderr: ${err:0:300}"
+	else
+		pass "$name"
+	fi
+}
+
 # expect_help NAME TEXT ARGS...: exit status 0, TEXT on stdout, no stderr.
 expect_help() {
 	local name=$1 text=$2

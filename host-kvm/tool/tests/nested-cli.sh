@@ -10,8 +10,8 @@
 #   (tests/nested/run-l1 --kvm pvprof -- host-kvm/tool/tests/nested-cli.sh)
 #
 # The VMs are kvm-vm-holder's (VM fds with vCPUs that never run) and a QEMU
-# started with -S (a real VMM whose vCPUs are created but stopped). Guests
-# that register buffers come with the guest driver's tests.
+# started with -S (a real VMM whose vCPUs are created but stopped). A booted
+# Linux guest that registers buffers is nested-cli-l2.sh's, in the same boot.
 #
 # On a host whose KVM lacks the pvprof ioctls it fails at once, saying so.
 # Writes "<passed> <failed>" to $PVPROF_RESULTS_DIR/tool-nested (else
@@ -26,21 +26,6 @@ expose_param=/sys/module/kvm/parameters/pvprof_expose
 loss_names='["notice_ring_full", "throttled", "unregistered", "protected",
 "nested", "smm", "stale", "invalid", "buffer_gone", "unanswered",
 "stream_overflow", "slot_busy"]'
-
-# expect_ok NAME [PREFIX...] -- ARGS...: exit status 0, nothing on stderr;
-# with -j among ARGS the output must be JSON.
-expect_ok() {
-	local name=$1
-	shift
-	run "$@"
-	if [ "$rc" != 0 ]; then
-		fail "$name" "exit status $rc: ${err:0:300}"
-	elif [ -n "$err" ]; then
-		fail "$name" "printed to stderr: ${err:0:300}"
-	else
-		pass "$name"
-	fi
-}
 
 # expect_status NAME VM PYTHON-CONDITION: status VM -j succeeds and the
 # condition holds for the parsed document d.
