@@ -85,7 +85,9 @@ check-host-suite: modules
 	$(MAKE) -C tests/host run
 
 # kvm-pvprof enable/status/disable/expose against the pvprof KVM in L1, then
-# record/report/script on a minimal guest that answers with callchains.
+# record/report/script on a minimal guest that answers with callchains, and
+# enable/status/disable and their errors on a booted Linux L2 with the
+# guest driver (all in one L1 boot).
 check-tool-nested: modules tool
 	$(MAKE) -C host-kvm/tool check-nested
 
