@@ -79,6 +79,7 @@ struct pvprof_vcpu {
 	unsigned long window_start;
 	u32 window_samples;
 	unsigned long loss_flush_at;
+	bool tail_unpublished;
 	u64 record_copy[PVPROF_RECORD_SLOT_SIZE / 8];
 	u64 stream_rec[(sizeof(struct pvprof_st_callchain) +
 			8 * PVPROF_MAX_DEPTH) / 8];

@@ -14,9 +14,12 @@
  */
 #define pr_fmt(fmt) "kvm-pvprof: " fmt
 
+#include <linux/highmem.h>
 #include <linux/jiffies.h>
+#include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/timekeeping.h>
 
 #include <asm/kvm_host.h>
@@ -97,34 +100,6 @@ int pvprof_sampling_supported(u32 event)
 		return -EOPNOTSUPP;
 	perf_event_release_kernel(pe);
 	return 0;
-}
-
-/**
- * pvprof_sampling_changed() - ENABLE or DISABLE changed the configuration
- * @pvm: the VM, lock held
- *
- * Every vCPU re-creates or releases its event at its next entry.  A vCPU
- * that is halted takes no samples until then anyway; DISABLE releases the
- * events itself so that no sample is taken after it returns.
- */
-void pvprof_sampling_changed(struct pvprof_vm *pvm)
-{
-	unsigned int idx;
-
-	lockdep_assert_held(&pvm->lock);
-	WRITE_ONCE(pvm->config_gen, pvm->config_gen + 1);
-	if (!pvm->enabled) {
-		for (idx = 0; idx < KVM_MAX_VCPUS; idx++) {
-			struct pvprof_vcpu *pv = pvm->vcpus[idx];
-
-			if (!pv)
-				continue;
-			mutex_lock(&pv->lock);
-			pvprof_vcpu_stop_sampling(pv);
-			mutex_unlock(&pv->lock);
-		}
-	}
-	kvm_make_all_cpus_request(pvm->kvm, KVM_REQ_PVPROF);
 }
 
 /**
@@ -343,29 +318,88 @@ static bool pvprof_identity_ok(struct kvm *kvm, struct pvprof_vcpu *pv)
 	return line0.magic == PVPROF_BUF_MAGIC && line0.cookie == pv->ring.cookie;
 }
 
-/* Copy each posted record once, validate it, queue it to the stream. */
+/*
+ * Copy @len bytes of guest memory at @gpa through the VMM's mm, from a
+ * thread that does not share it (DISABLE's caller), page by page: the
+ * buffer may span memslots.  kvm->srcu held; sleeps.
+ */
+static int pvprof_read_vmm(struct kvm *kvm, gpa_t gpa, void *dst, size_t len)
+{
+	struct mm_struct *mm = kvm->mm;
+	int ret = 0;
+
+	if (!mmget_not_zero(mm))
+		return -EFAULT;
+	while (len) {
+		size_t off = offset_in_page(gpa);
+		size_t n = min_t(size_t, len, PAGE_SIZE - off);
+		unsigned long hva = gfn_to_hva(kvm, gpa_to_gfn(gpa));
+		struct page *page;
+		void *src;
+		long got;
+
+		if (kvm_is_error_hva(hva)) {
+			ret = -EFAULT;
+			break;
+		}
+		mmap_read_lock(mm);
+		got = get_user_pages_remote(mm, hva, 1, 0, &page, NULL, NULL);
+		mmap_read_unlock(mm);
+		if (got != 1) {
+			ret = -EFAULT;
+			break;
+		}
+		src = kmap_local_page(page);
+		memcpy(dst, src + off, n);
+		kunmap_local(src);
+		put_page(page);
+		gpa += n;
+		dst += n;
+		len -= n;
+	}
+	mmput(mm);
+	return ret;
+}
+
+/*
+ * Read part of the registered buffer: through KVM's cache on the vCPU's
+ * thread, through the VMM's mm elsewhere (@remote).
+ */
+static int pvprof_buf_read(struct kvm *kvm, struct pvprof_vcpu *pv, bool remote,
+			   u32 off, void *dst, u32 len)
+{
+	if (!remote)
+		return kvm_read_guest_offset_cached(kvm, &pv->buf, dst, off, len) ?
+		       -EFAULT : 0;
+	return pvprof_read_vmm(kvm, pv->gpa + off, dst, len);
+}
+
+/*
+ * Copy each posted record once, validate it, queue it to the stream.  Only
+ * the vCPU's thread writes guest memory: a @remote drain leaves publishing
+ * record_tail to the vCPU's next entry.
+ */
 static int pvprof_drain(struct kvm *kvm, struct pvprof_vm *pvm,
-			struct pvprof_vcpu *pv)
+			struct pvprof_vcpu *pv, bool remote)
 {
 	struct pvprof_stream *st = READ_ONCE(pvm->stream);
 	u64 head;
 	u32 n;
 
-	if (pvprof_get_u64(pv, OFF_RECORD_HEAD, &head))
+	if (pvprof_buf_read(kvm, pv, remote, OFF_RECORD_HEAD, &head, sizeof(head)))
 		return -EFAULT;
 	/* Pairs with the guest's release of record_head. */
 	smp_rmb();
 	n = pvprof_host_records_ready(&pv->ring, &pv->acct, head);
-	if (!n)
-		return 0;
 	while (n--) {
 		const struct pvprof_record *rec = (const void *)pv->record_copy;
 		u32 off = pvprof_host_record_offset(&pv->ring);
 		u32 len;
 
-		if (kvm_read_guest_offset_cached(kvm, &pv->buf, pv->record_copy,
-						 off, PVPROF_RECORD_SLOT_SIZE))
+		if (pvprof_buf_read(kvm, pv, remote, off, pv->record_copy,
+				    PVPROF_RECORD_SLOT_SIZE))
 			return -EFAULT;
+		pv->tail_unpublished = true;
 		if (pvprof_host_record(&pv->ring, &pv->acct, pv->record_copy,
 				       PVPROF_RECORD_SLOT_SIZE) != PVPROF_REJ_NONE ||
 		    (rec->flags & PVPROF_REC_F_STALE))
@@ -377,7 +411,59 @@ static int pvprof_drain(struct kvm *kvm, struct pvprof_vm *pvm,
 		if (!st || !len || !pvprof_stream_append(st, pv, pv->stream_rec, len))
 			pv->acct.losses[PVPROF_LOSS_STREAM_OVERFLOW]++;
 	}
+	if (remote || !pv->tail_unpublished)
+		return 0;
+	pv->tail_unpublished = false;
 	return pvprof_put_u64(kvm, pv, OFF_RECORD_TAIL, pv->ring.record_tail);
+}
+
+/*
+ * DISABLE: no sample after it returns, and what the vCPU's guest posted and
+ * lost is in the stream.  It runs on the caller's thread and never waits
+ * for the vCPU, which may be halted or stopped by its VMM and then
+ * processes no request: records are copied from the VMM's memory.
+ */
+static void pvprof_vcpu_quiesce(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
+{
+	struct kvm *kvm = pvm->kvm;
+	int idx;
+
+	mutex_lock(&pv->lock);
+	pvprof_vcpu_stop_sampling(pv);
+	pvprof_fold_irq_counts(pv);
+	if (pv->registered && !pvprof_host_indices_exhausted(&pv->ring)) {
+		idx = srcu_read_lock(&kvm->srcu);
+		/* A buffer the host cannot read now is the vCPU's to drain. */
+		pvprof_drain(kvm, pvm, pv, true);
+		srcu_read_unlock(&kvm->srcu, idx);
+	}
+	pvprof_stream_put_losses(pvm, pv);
+	mutex_unlock(&pv->lock);
+}
+
+/**
+ * pvprof_sampling_changed() - ENABLE or DISABLE changed the configuration
+ * @pvm: the VM, lock held
+ *
+ * Every vCPU re-creates or releases its event at its next entry.  A vCPU
+ * that is halted takes no samples until then anyway; DISABLE releases the
+ * events itself so that no sample is taken after it returns, and drains.
+ */
+void pvprof_sampling_changed(struct pvprof_vm *pvm)
+{
+	unsigned int idx;
+
+	lockdep_assert_held(&pvm->lock);
+	WRITE_ONCE(pvm->config_gen, pvm->config_gen + 1);
+	if (!pvm->enabled) {
+		for (idx = 0; idx < KVM_MAX_VCPUS; idx++) {
+			struct pvprof_vcpu *pv = pvm->vcpus[idx];
+
+			if (pv)
+				pvprof_vcpu_quiesce(pvm, pv);
+		}
+	}
+	kvm_make_all_cpus_request(pvm->kvm, KVM_REQ_PVPROF);
 }
 
 /* Keep line 1's state, event and period as the configuration says. */
@@ -480,7 +566,7 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 	}
 	if (pvprof_publish_state(kvm, pvm, pv) ||
 	    (pending && pvprof_notice(vcpu, pv, &sample)) ||
-	    pvprof_drain(kvm, pvm, pv))
+	    pvprof_drain(kvm, pvm, pv, false))
 		pvprof_buffer_gone(pvm, pv, false);
 }
 
@@ -651,6 +737,6 @@ void pvprof_vcpu_unregister(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 		return;
 	if (pvprof_identity_ok(vcpu->kvm, pv) &&
 	    !pvprof_host_indices_exhausted(&pv->ring))
-		pvprof_drain(vcpu->kvm, pvm, pv);
+		pvprof_drain(vcpu->kvm, pvm, pv, false);
 	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_UNREGISTERED);
 }

@@ -2,8 +2,9 @@
 /*
  * Registration lifecycle under sampling (issue #4, spec sections 5 and 11):
  * a vCPU reset, the buffer's memslot deleted or moved, dirty logging and
- * the dirty ring, ENABLE/DISABLE a thousand times while the vCPU runs, and
- * the VM destroyed while sampling with a reader blocked in read().
+ * the dirty ring, ENABLE/DISABLE a thousand times while the vCPU runs,
+ * DISABLE draining a halted vCPU, and the VM destroyed while sampling with a
+ * reader blocked in read().
  *
  * The buffer lives in its own memslot (slot 1) so that it can be deleted,
  * moved and dirty-logged alone. The guest answers notices with the shared
@@ -12,6 +13,7 @@
  * globals in guest memory.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,8 @@ enum { STAGE_TICK = 1, STAGE_QUIESCED, STAGE_REREGISTERED };
 #define CR0_RESET_VALUE	0x60000010ULL
 
 static struct pvprof_guest_buf gbuf;
-static volatile uint32_t g_stop, g_live, g_ignore;
+static volatile uint32_t g_stop, g_live, g_ignore, g_halted;
+static volatile uint64_t g_posted;
 
 #define guest_var(vm, g)	(*(__typeof__(g) *)addr_gva2hva(vm, (uint64_t)&(g)))
 
@@ -113,6 +116,27 @@ static void guest_code(void)
 	GUEST_DONE();
 }
 
+/*
+ * Leaves NMIs unanswered while it ticks; then answers the notices itself,
+ * with interrupts off, and halts for good: a vCPU whose posted records only
+ * DISABLE can drain.
+ */
+static void guest_code_post_and_halt(void)
+{
+	struct ex_regs regs = { .rip = (uint64_t)guest_code_post_and_halt };
+	struct pvprof_nmi_result res;
+
+	g_ignore = 1;
+	guest_register();
+	guest_ticks();
+	__asm__ volatile("cli");
+	pvprof_guest_nmi(&gbuf, capture, &regs, &res);
+	g_posted = res.callchains + res.stale;
+	g_halted = 1;
+	for (;;)
+		__asm__ volatile("hlt");
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -138,14 +162,22 @@ static struct pvprof_ctl_enable enable_2khz(void)
 	};
 }
 
-/* The VM, the buffer's memslot (with @slot_flags), sampling and a reader. */
-static void test_vm_start(struct test_vm *t, uint32_t slot_flags)
+/*
+ * The VM running @guest, with an in-kernel irqchip if asked (HLT then
+ * sleeps in KVM_RUN instead of exiting to user space), the buffer's memslot
+ * (with @slot_flags), sampling and a reader.
+ */
+static void test_vm_start_guest(struct test_vm *t, uint32_t slot_flags, void *guest,
+				bool irqchip)
 {
 	struct pvprof_ctl_enable en = enable_2khz();
 
 	memset(t, 0, sizeof(*t));
 	t->vm = vm_create_barebones();
-	t->vcpu = vm_vcpu_add(t->vm, guest_code);
+	if (irqchip)
+		TEST_ASSERT(!ioctl(t->vm->fd, KVM_CREATE_IRQCHIP, 0),
+			    "KVM_CREATE_IRQCHIP: %s", strerror(errno));
+	t->vcpu = vm_vcpu_add(t->vm, guest);
 	t->slot_mem = mmap(NULL, SLOT_SIZE, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	TEST_ASSERT(t->slot_mem != MAP_FAILED, "mmap");
@@ -153,6 +185,11 @@ static void test_vm_start(struct test_vm *t, uint32_t slot_flags)
 	vm_install_exception_handler(t->vm, NMI_VECTOR, guest_nmi);
 	pvprof_enable(t->vm, &en);
 	t->stream_fd = pvprof_stream_open(t->vm);
+}
+
+static void test_vm_start(struct test_vm *t, uint32_t slot_flags)
+{
+	test_vm_start_guest(t, slot_flags, guest_code, false);
 }
 
 /* Ticks until @done says so (or fail after PHASE_SECONDS). */
@@ -438,6 +475,108 @@ static void test_enable_disable_1000_while_running(void)
 	second_round_and_end(&t, "enable_disable_1000");
 }
 
+static void *run_until_signalled(void *arg)
+{
+	struct kvm_vcpu *vcpu = arg;
+
+	TEST_ASSERT(_vcpu_run(vcpu) == -1 && errno == EINTR,
+		    "KVM_RUN of the halted vCPU ended other than by the signal");
+	return NULL;
+}
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+}
+
+/* The state letter of thread @tid of this process, from /proc. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	TEST_ASSERT(f, "%s", path);
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	TEST_ASSERT(p && p[1] == ' ', "cannot parse %s", path);
+	return p[2];
+}
+
+struct halted_runner {
+	struct kvm_vcpu *vcpu;
+	_Atomic pid_t tid;
+};
+
+static void *run_halted(void *arg)
+{
+	struct halted_runner *hr = arg;
+
+	atomic_store(&hr->tid, gettid());
+	return run_until_signalled(hr->vcpu);
+}
+
+/*
+ * DISABLE drains from its caller (spec section 12.4): the guest posts its
+ * answers and halts with interrupts off, so its vCPU thread sleeps in
+ * KVM_RUN and processes no request; DISABLE still brings every posted
+ * record to the stream and closes the books.
+ */
+static void test_disable_drains_halted_vcpu(void)
+{
+	struct pvprof_ctl_enable slow = {
+		.event = PVPROF_EVENT_CPU_CLOCK,
+		.sample_period = 10ULL * 1000 * 1000 * 1000,
+	};
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	struct halted_runner hr = { 0 };
+	struct pvprof_vcpu_status vs;
+	uint64_t deadline, posted;
+	pthread_t thread;
+	struct test_vm t;
+
+	test_vm_start_guest(&t, 0, guest_code_post_and_halt, true);
+	run_ticks(&t, notices_reach, 8, &vs);
+	/* No sample (no drain on the vCPU's thread) between its answer and HLT. */
+	pvprof_enable(t.vm, &slow);
+	guest_var(t.vm, g_stop) = 1;
+	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	hr.vcpu = t.vcpu;
+	TEST_ASSERT(!pthread_create(&thread, NULL, run_halted, &hr), "pthread_create");
+	deadline = now_ns() + PHASE_SECONDS * 1000000000ULL;
+	while (!guest_var(t.vm, g_halted) || !atomic_load(&hr.tid) ||
+	       thread_state(atomic_load(&hr.tid)) != 'S') {
+		TEST_ASSERT(now_ns() < deadline, "the guest did not halt in %d s", PHASE_SECONDS);
+		usleep(1000);
+	}
+	posted = guest_var(t.vm, g_posted);
+	pvprof_vcpu_status(t.vm, 1, 0, &vs);
+	TEST_ASSERT(posted > 0, "the guest answered no notice");
+	TEST_ASSERT(vs.records + vs.losses[PVPROF_LOSS_STALE] < posted,
+		    "the host drained the halted vCPU's %llu records before DISABLE",
+		    (unsigned long long)posted);
+
+	pvprof_disable(t.vm);
+	pvprof_vcpu_status(t.vm, 1, 0, &vs);
+	TEST_ASSERT_EQ(vs.registered, 1);
+	TEST_ASSERT(vs.notices == vs.records + pvprof_notice_losses(&vs),
+		    "after DISABLE: notices %llu != records %llu + stale/invalid/unanswered %llu",
+		    (unsigned long long)vs.notices, (unsigned long long)vs.records,
+		    (unsigned long long)pvprof_notice_losses(&vs));
+	pvprof_stream_read(t.stream_fd, &t.sc, false);
+	TEST_ASSERT_EQ(t.sc.callchains, vs.records);
+	TEST_ASSERT_EQ(t.sc.losses[PVPROF_LOSS_STALE], vs.losses[PVPROF_LOSS_STALE]);
+	pvprof_print_books("disable_drains_halted_vcpu", &vs);
+
+	TEST_ASSERT(!pthread_kill(thread, SIGUSR1), "pthread_kill");
+	pthread_join(thread, NULL);
+	vcpu_release(t.vcpu);
+	kvm_vm_free(t.vm);
+	munmap(t.slot_mem, SLOT_SIZE);
+	close(t.stream_fd);
+}
+
 /* A reader blocked in read() while the VM goes away. */
 struct blocked_reader {
 	int fd;
@@ -500,6 +639,7 @@ static const struct test_case cases[] = {
 	{ "dirty_log_marks_buffer", test_dirty_log_marks_buffer },
 	{ "dirty_ring_marks_buffer", test_dirty_ring_marks_buffer },
 	{ "enable_disable_1000_while_running", test_enable_disable_1000_while_running },
+	{ "disable_drains_halted_vcpu", test_disable_drains_halted_vcpu },
 	{ "destroy_while_sampling", test_destroy_while_sampling },
 };
 
