@@ -13,6 +13,7 @@
  */
 #include <linux/kprobes.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -65,17 +66,44 @@ static u32 pvprof_capture_kernel(struct pt_regs *regs, u64 *frames, u32 max,
 }
 
 /*
+ * The top of the stack @sp points into, as far as NMI context can tell: the
+ * main thread's stack ends with the environment strings, which the mm
+ * records; a thread's stack is an anonymous mapping NMI context cannot look
+ * up, so its top is unknown (0).
+ */
+static u64 pvprof_user_stack_top(u64 sp)
+{
+	struct mm_struct *mm = current->mm;
+
+	if (mm && sp >= mm->mmap_base && sp < mm->env_end &&
+	    mm->env_end - sp <= rlimit(RLIMIT_STACK))
+		return mm->env_end;
+	return 0;
+}
+
+/*
+ * A return address on the stack being walked is data: the chain went
+ * through a frame of code built without frame pointers (libc's start-up
+ * code, typically), whose saved "frame pointer" was some other value.
+ */
+static bool pvprof_stack_addr(u64 addr, u64 sp, u64 walked, u64 top)
+{
+	return addr >= sp && (addr < walked || addr < top);
+}
+
+/*
  * A 64-bit frame-pointer chain.  Frame pointers must be 8-byte aligned, at
- * or above the user stack pointer and strictly increasing; a chain ends
- * cleanly at a zero frame pointer.  An interrupted function whose frame
- * pointer is already zero yields no chain at all: that is code built
- * without frame pointers (only _start runs with a zero frame pointer), so
- * it is marked truncated.
+ * or above the user stack pointer and strictly increasing, and a return
+ * address must not point into the stack; a chain ends cleanly at a zero
+ * frame pointer.  An interrupted function whose frame pointer is already
+ * zero yields no chain at all: that is code built without frame pointers
+ * (only _start runs with a zero frame pointer), so it is marked truncated.
  */
 static u32 pvprof_walk_user64(struct pt_regs *regs, u64 *frames, u32 max,
 			      u32 *flags)
 {
 	struct pvprof_user_frame frame;
+	u64 top = pvprof_user_stack_top(regs->sp);
 	u64 fp = regs->bp;
 	u64 floor = regs->sp;
 	u32 nr = 0;
@@ -89,7 +117,8 @@ static u32 pvprof_walk_user64(struct pt_regs *regs, u64 *frames, u32 max,
 		    !pvprof_user_addr(fp + sizeof(frame)) ||
 		    copy_from_user_nmi(&frame, (const void __user *)fp,
 				       sizeof(frame)) ||
-		    !frame.ret || !pvprof_user_addr(frame.ret)) {
+		    !frame.ret || !pvprof_user_addr(frame.ret) ||
+		    pvprof_stack_addr(frame.ret, regs->sp, fp + sizeof(frame), top)) {
 			*flags |= PVPROF_REC_F_TRUNCATED;
 			break;
 		}
@@ -109,6 +138,7 @@ static u32 pvprof_walk_user32(struct pt_regs *regs, u64 *frames, u32 max,
 			      u32 *flags)
 {
 	struct pvprof_user_frame32 frame;
+	u64 top = pvprof_user_stack_top(regs->sp);
 	u32 fp = regs->bp;
 	u32 floor = regs->sp;
 	u32 nr = 0;
@@ -122,7 +152,8 @@ static u32 pvprof_walk_user32(struct pt_regs *regs, u64 *frames, u32 max,
 		    fp > U32_MAX - sizeof(frame) ||
 		    copy_from_user_nmi(&frame, (const void __user *)(unsigned long)fp,
 				       sizeof(frame)) ||
-		    !frame.ret) {
+		    !frame.ret ||
+		    pvprof_stack_addr(frame.ret, regs->sp, (u64)fp + sizeof(frame), top)) {
 			*flags |= PVPROF_REC_F_TRUNCATED;
 			break;
 		}
