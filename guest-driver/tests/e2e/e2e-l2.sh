@@ -28,7 +28,7 @@ wait_notices() {
 
 kernel_facts() {
 	echo "FACT kernel_warning_lines $(dmesg | grep -c -E "$splats")"
-	dmesg | grep -E -A 3 "$splats" | head -n 20 | sed 's/^/FACT kernel_line /'
+	dmesg | grep -E -B 4 -A 8 "$splats" | head -n 60 | sed 's/^/FACT kernel_line /'
 }
 
 # The symbols the checker names, with their ends (kallsyms lists vmlinux
