@@ -90,11 +90,11 @@ static int copy_program_segments(struct dl_phdr_info *info, size_t size,
 		if (ph->p_type != PT_LOAD)
 			continue;
 		TEST_ASSERT(ph->p_vaddr >= GUEST_IMAGE_MIN &&
-			    ph->p_vaddr + ph->p_memsz <= GUEST_MEM_SIZE,
+			    ph->p_vaddr + ph->p_memsz <= GUEST_IMAGE_END,
 			    "segment [%#lx, %#lx) does not fit the guest image area [%#x, %#x)",
 			    (unsigned long)ph->p_vaddr,
 			    (unsigned long)(ph->p_vaddr + ph->p_memsz),
-			    GUEST_IMAGE_MIN, GUEST_MEM_SIZE);
+			    GUEST_IMAGE_MIN, GUEST_IMAGE_END);
 		memcpy(copy->vm->mem + ph->p_vaddr, (void *)ph->p_vaddr,
 		       ph->p_memsz);
 	}
@@ -161,14 +161,20 @@ extern const char guest_code_returned[];
 struct kvm_vcpu *vm_vcpu_add(struct kvm_vm *vm, guest_code_t guest_code)
 {
 	struct kvm_vcpu *vcpu = calloc(1, sizeof(*vcpu));
+	static const uint64_t stack_tops[GUEST_MAX_VCPUS] = {
+		GUEST_STACK_TOP, GUEST_STACK1_TOP,
+	};
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
-	uint64_t *stack;
+	uint64_t *stack, stack_top;
 	int mmap_size;
 
 	TEST_ASSERT(vcpu, "out of memory");
+	TEST_ASSERT(vm->nr_vcpus < GUEST_MAX_VCPUS, "at most %d vCPUs per VM",
+		    GUEST_MAX_VCPUS);
 	vcpu->vm = vm;
-	vcpu->id = 0;
+	vcpu->id = vm->nr_vcpus++;
+	stack_top = stack_tops[vcpu->id];
 	vcpu->fd = _vm_ioctl(vm, KVM_CREATE_VCPU, (void *)(uintptr_t)vcpu->id);
 	TEST_ASSERT(vcpu->fd >= 0, "KVM_CREATE_VCPU failed, rc: %d", vcpu->fd);
 	mmap_size = _kvm_ioctl(vm, KVM_GET_VCPU_MMAP_SIZE, NULL);
@@ -186,11 +192,11 @@ struct kvm_vcpu *vm_vcpu_add(struct kvm_vm *vm, guest_code_t guest_code)
 	vcpu_sregs_set(vcpu, &sregs);
 
 	/* Entered as if called: the return address is a trap for "returned". */
-	stack = addr_gva2hva(vm, GUEST_STACK_TOP - 8);
+	stack = addr_gva2hva(vm, stack_top - 8);
 	*stack = (uint64_t)(uintptr_t)guest_code_returned;
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = (uint64_t)(uintptr_t)guest_code;
-	regs.rsp = GUEST_STACK_TOP - 8;
+	regs.rsp = stack_top - 8;
 	regs.rflags = X86_EFLAGS_FIXED;
 	vcpu_regs_set(vcpu, &regs);
 	return vcpu;

@@ -123,14 +123,16 @@ static void check_callchain(struct pvprof_stream_counts *c,
 {
 	static uint64_t copy[PVPROF_RECORD_SLOT_SIZE / 8];
 	struct pvprof_record *rec = (struct pvprof_record *)copy;
+	uint32_t vcpu = v->hdr.vcpu_id;
 	struct pvprof_record_limits lim = {
 		.max_depth = PVPROF_MAX_DEPTH,
-		.answered_seq = c->last_seq,
 		.notice_head = UINT64_MAX,
 	};
 	enum pvprof_reject why;
 	uint32_t i;
 
+	TEST_ASSERT(vcpu < GUEST_MAX_VCPUS, "callchain of vCPU %u", vcpu);
+	lim.answered_seq = c->vcpu_last_seq[vcpu];
 	TEST_ASSERT(v->nr_frames <= PVPROF_MAX_DEPTH,
 		    "callchain with %u frames", v->nr_frames);
 	memset(copy, 0, sizeof(copy));
@@ -143,6 +145,10 @@ static void check_callchain(struct pvprof_stream_counts *c,
 		    (unsigned long long)rec->seq, pvprof_reject_name(why));
 	TEST_ASSERT(!(rec->flags & PVPROF_REC_F_STALE), "stale record in the stream");
 	c->last_seq = rec->seq;
+	c->vcpu_last_seq[vcpu] = rec->seq;
+	c->vcpu_callchains[vcpu]++;
+	if (c->on_callchain)
+		c->on_callchain(c->arg, v);
 }
 
 static void count_record(struct pvprof_stream_counts *c,
@@ -166,6 +172,8 @@ static void count_record(struct pvprof_stream_counts *c,
 		case PVPROF_VCPU_REGISTERED:
 			c->registered++;
 			c->last_seq = 0;
+			if (v->hdr.vcpu_id < GUEST_MAX_VCPUS)
+				c->vcpu_last_seq[v->hdr.vcpu_id] = 0;
 			break;
 		case PVPROF_VCPU_UNREGISTERED:
 			c->unregistered++;

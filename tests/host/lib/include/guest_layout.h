@@ -24,6 +24,15 @@
 /* The program image must lie in [GUEST_IMAGE_MIN, GUEST_MEM_SIZE). */
 #define GUEST_IMAGE_MIN		0x400000
 #define GUEST_MEM_SIZE		(32 << 20)
+/*
+ * Ring-0 stack of a second vCPU: the last MiB of guest memory, above the
+ * image (tests place their buffers from 0x300000 up). Guest exceptions and
+ * NMIs in ring 0 stay on the interrupted stack, so the stack address also
+ * tells guest code which vCPU it runs on.
+ */
+#define GUEST_STACK1_TOP	GUEST_MEM_SIZE
+#define GUEST_IMAGE_END		(GUEST_STACK1_TOP - (1 << 20))
+#define GUEST_MAX_VCPUS		2
 /* Identity map of the first GiB with 2 MiB pages (one page directory). */
 #define GUEST_MAPPED_SIZE	(1 << 30)
 

@@ -23,6 +23,8 @@ struct kvm_vm {
 	uint8_t *mem;
 	struct kvm_cpuid2 *cpuid;
 	bool cpu_is_amd;
+	/* vCPUs added so far: the next one gets this id. */
+	uint32_t nr_vcpus;
 };
 
 struct kvm_vcpu {
@@ -47,7 +49,10 @@ struct kvm_vm *vm_create_with_one_vcpu(struct kvm_vcpu **vcpu,
 /*
  * The same in two steps, for tests that configure the VM before its vCPU
  * exists (e.g. KVM_CAP_DIRTY_LOG_RING): the VM with its memory and page
- * tables, then the vCPU (one per VM: the library has one guest stack).
+ * tables, then the vCPU. Up to GUEST_MAX_VCPUS vCPUs per VM, with ids 0, 1
+ * in the order added; vCPU 0 starts on GUEST_STACK_TOP, vCPU 1 on
+ * GUEST_STACK1_TOP. They share the TSS (only ring 3 code needs it, and
+ * KVM_SET_SREGS loads TR without touching the descriptor's busy bit).
  */
 struct kvm_vm *vm_create_barebones(void);
 struct kvm_vcpu *vm_vcpu_add(struct kvm_vm *vm, guest_code_t guest_code);

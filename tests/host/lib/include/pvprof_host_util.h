@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "abi/pvprof_ctl.h"
+#include "core/stream.h"
 #include "kvm_util.h"
 
 /* An ioctl on /dev/kvm: 0 or -errno. */
@@ -50,6 +51,16 @@ struct pvprof_stream_counts {
 	uint64_t losses[PVPROF_LOSS_NR];
 	uint64_t last_seq;
 	bool eof;
+	/*
+	 * Per vCPU (by the header's vcpu_id, which must be < GUEST_MAX_VCPUS
+	 * for a callchain): callchains, and the last seq of the vCPU's current
+	 * registration (seq grows per registration, so per vCPU).
+	 */
+	uint64_t vcpu_callchains[GUEST_MAX_VCPUS];
+	uint64_t vcpu_last_seq[GUEST_MAX_VCPUS];
+	/* Optional: called with every callchain after the checks above. */
+	void (*on_callchain)(void *arg, const struct pvprof_st_view *v);
+	void *arg;
 };
 
 /*
