@@ -3,8 +3,9 @@
  * Registration lifecycle under sampling (issue #4, spec sections 5 and 11):
  * a vCPU reset, the buffer's memslot deleted or moved, dirty logging and
  * the dirty ring, ENABLE/DISABLE a thousand times while the vCPU runs,
- * DISABLE draining a halted vCPU, and the VM destroyed while sampling with a
- * reader blocked in read().
+ * DISABLE draining a halted vCPU, the VM destroyed while sampling with a
+ * reader blocked in read(), and KSM merging and compaction in L1 while
+ * sampling.
  *
  * The buffer lives in its own memslot (slot 1) so that it can be deleted,
  * moved and dirty-logged alone. The guest answers notices with the shared
@@ -12,6 +13,7 @@
  * host watches STATUS while sampling and steers the guest through its
  * globals in guest memory.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -632,6 +634,208 @@ static void test_destroy_while_sampling(void)
 	close(br.fd);
 }
 
+/*
+ * KSM's knobs, saved before the case changes them and restored on every
+ * exit path: at exit() (assertions end the case with exit(1)) and from the
+ * case timeout's SIGALRM, hence plain open/write (async-signal-safe).
+ */
+#define KSM_DIR		"/sys/kernel/mm/ksm/"
+#define KSM_SLEEP_MS	"20"
+#define KSM_PAGES	"256"
+#define KSM_COMPACTIONS	3
+/* Vcpu ticks between two compactions, so that they are spaced. */
+#define KSM_COMPACT_TICKS 5
+/* Identical pages the host writes so that KSM has something to merge. */
+#define KSM_PATTERN_GPA	0x1000000ULL
+#define KSM_PATTERN_PAGES 64
+
+static const char *const ksm_knobs[] = { "sleep_millisecs", "pages_to_scan", "run" };
+static char ksm_saved[ARRAY_SIZE(ksm_knobs)][32];
+static volatile sig_atomic_t ksm_changed;
+
+static int knob_write(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, value, strlen(value));
+	close(fd);
+	return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+static uint64_t knob_read(const char *path)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen(path, "r");
+
+	TEST_ASSERT(f, "cannot open %s", path);
+	TEST_ASSERT(fscanf(f, "%llu", &v) == 1, "cannot parse %s", path);
+	fclose(f);
+	return v;
+}
+
+static void ksm_restore(void)
+{
+	unsigned int i;
+
+	if (!ksm_changed)
+		return;
+	ksm_changed = 0;
+	/* run=2 unmerges every page first; then the old values, run last. */
+	knob_write(KSM_DIR "run", "2");
+	for (i = 0; i < ARRAY_SIZE(ksm_knobs); i++) {
+		char path[96] = KSM_DIR;
+
+		strcat(path, ksm_knobs[i]);
+		knob_write(path, ksm_saved[i]);
+	}
+}
+
+static void ksm_restore_on_alarm(int sig)
+{
+	ksm_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void ksm_save_and_start(void)
+{
+	struct sigaction sa = { .sa_handler = ksm_restore_on_alarm };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ksm_knobs); i++) {
+		char path[96] = KSM_DIR;
+		FILE *f;
+
+		strcat(path, ksm_knobs[i]);
+		f = fopen(path, "r");
+		TEST_ASSERT(f && fgets(ksm_saved[i], sizeof(ksm_saved[i]), f),
+			    "cannot read %s", path);
+		fclose(f);
+	}
+	TEST_ASSERT(!atexit(ksm_restore), "atexit");
+	TEST_ASSERT(!sigaction(SIGALRM, &sa, NULL), "sigaction");
+	ksm_changed = 1;
+	/*
+	 * A moderate rate: ksmd at sleep_millisecs=1 and 10000 pages per
+	 * pass starved the only vCPU of a 1-CPU L1 (the earlier attempt hung).
+	 */
+	TEST_ASSERT(!knob_write(KSM_DIR "sleep_millisecs", KSM_SLEEP_MS) &&
+		    !knob_write(KSM_DIR "pages_to_scan", KSM_PAGES) &&
+		    !knob_write(KSM_DIR "run", "1"), "cannot start KSM");
+}
+
+struct compactor {
+	_Atomic uint64_t ticks;	/* vCPU ticks so far, from the vCPU thread */
+	atomic_bool stop;
+	_Atomic unsigned int done;
+	uint64_t ns;		/* time spent in compactions */
+};
+
+/*
+ * KSM_COMPACTIONS compactions of all of L1's memory, each once the vCPU
+ * has run KSM_COMPACT_TICKS more ticks: concurrent with a running vCPU,
+ * never back to back (a tight loop starves the vCPU of a 1-CPU L1).
+ */
+static void *compact_spaced(void *arg)
+{
+	struct compactor *c = arg;
+	uint64_t next = atomic_load(&c->ticks) + KSM_COMPACT_TICKS;
+
+	while (atomic_load(&c->done) < KSM_COMPACTIONS && !atomic_load(&c->stop)) {
+		uint64_t start;
+
+		if (atomic_load(&c->ticks) < next) {
+			usleep(1000);
+			continue;
+		}
+		start = now_ns();
+		TEST_ASSERT(!knob_write("/proc/sys/vm/compact_memory", "1"),
+			    "writing /proc/sys/vm/compact_memory failed");
+		c->ns += now_ns() - start;
+		atomic_fetch_add(&c->done, 1);
+		next = atomic_load(&c->ticks) + KSM_COMPACT_TICKS;
+	}
+	return NULL;
+}
+
+/*
+ * KSM merging guest memory, the buffer's memslot included, and compaction
+ * migrating it while sampling: the host's cached translations of the
+ * buffer follow (MMU notifiers), its writes break a merged page's sharing
+ * instead of landing in it, the guest keeps seeing the host's notices and
+ * the books balance.
+ */
+static void test_ksm_and_compaction_while_sampling(void)
+{
+	uint64_t deadline, scans0, scans = 0, sharing = 0, max_sharing = 0;
+	uint64_t records0, notices0, i;
+	struct compactor comp = { 0 };
+	struct pvprof_vcpu_status vs;
+	pthread_t thread;
+	struct test_vm t;
+
+	/* The debug L1 is built without CONFIG_KSM: no ksm directory. */
+	if (access(KSM_DIR "run", W_OK))
+		test_skip("no writable " KSM_DIR "run: L1 kernel without KSM");
+	if (access("/proc/sys/vm/compact_memory", W_OK))
+		test_skip("no /proc/sys/vm/compact_memory: L1 kernel without compaction");
+	test_vm_start(&t, 0);
+	/* Pages KSM can merge, in both memslots (the buffer's tail pages). */
+	for (i = 0; i < KSM_PATTERN_PAGES; i++)
+		memset(addr_gva2hva(t.vm, KSM_PATTERN_GPA + i * PVPROF_PAGE_SIZE), 0x5a,
+		       PVPROF_PAGE_SIZE);
+	for (i = BUF_SIZE; i < SLOT_SIZE; i += PVPROF_PAGE_SIZE)
+		memset(t.slot_mem + i, 0x5a, PVPROF_PAGE_SIZE);
+	TEST_ASSERT(!madvise(t.vm->mem, GUEST_MEM_SIZE, MADV_MERGEABLE) &&
+		    !madvise(t.slot_mem, SLOT_SIZE, MADV_MERGEABLE), "MADV_MERGEABLE");
+	run_ticks(&t, records_reach, 10, &vs);
+	records0 = vs.records;
+	notices0 = vs.notices;
+
+	ksm_save_and_start();
+	scans0 = knob_read(KSM_DIR "full_scans");
+	TEST_ASSERT(!pthread_create(&thread, NULL, compact_spaced, &comp), "pthread_create");
+	/*
+	 * Two more full scans: the first may have begun before our pages were
+	 * mergeable, the second covers them all.
+	 */
+	deadline = now_ns() + PHASE_SECONDS * 1000000000ULL;
+	for (;;) {
+		vcpu_run_expect_sync(t.vcpu, STAGE_TICK, NULL);
+		atomic_fetch_add(&comp.ticks, 1);
+		scans = knob_read(KSM_DIR "full_scans") - scans0;
+		sharing = knob_read(KSM_DIR "pages_sharing");
+		max_sharing = sharing > max_sharing ? sharing : max_sharing;
+		if (scans >= 2 && max_sharing > 0 &&
+		    atomic_load(&comp.done) == KSM_COMPACTIONS)
+			break;
+		if (now_ns() > deadline) {
+			atomic_store(&comp.stop, true);
+			pthread_join(thread, NULL);
+			TEST_FAIL("in %d s: %llu full KSM scans, at most %llu pages sharing, %u compactions",
+				  PHASE_SECONDS, (unsigned long long)scans,
+				  (unsigned long long)max_sharing, atomic_load(&comp.done));
+		}
+	}
+	pthread_join(thread, NULL);
+	pvprof_vcpu_status(t.vm, 1, 0, &vs);
+	fprintf(stderr, "# measured: ksm_compaction: %llu full scans, up to %llu pages sharing, %u compactions in %llu ms, %llu ticks; %llu notices and %llu records meanwhile\n",
+		(unsigned long long)scans, (unsigned long long)max_sharing,
+		atomic_load(&comp.done), (unsigned long long)(comp.ns / 1000000),
+		(unsigned long long)atomic_load(&comp.ticks),
+		(unsigned long long)(vs.notices - notices0),
+		(unsigned long long)(vs.records - records0));
+	TEST_ASSERT(vs.records > records0, "no record while KSM and compaction ran");
+	/* Records still arrive afterwards, with KSM still merging. */
+	run_ticks(&t, records_reach, vs.records + 20, &vs);
+	ksm_restore();
+	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_REGISTERED);
+	second_round_and_end(&t, "ksm_compaction");
+}
+
 static const struct test_case cases[] = {
 	{ "reset_drops_registration", test_reset_drops_registration },
 	{ "memslot_deleted_while_sampling", test_memslot_deleted_while_sampling },
@@ -641,6 +845,7 @@ static const struct test_case cases[] = {
 	{ "enable_disable_1000_while_running", test_enable_disable_1000_while_running },
 	{ "disable_drains_halted_vcpu", test_disable_drains_halted_vcpu },
 	{ "destroy_while_sampling", test_destroy_while_sampling },
+	{ "ksm_and_compaction_while_sampling", test_ksm_and_compaction_while_sampling },
 };
 
 int main(int argc, char **argv)
