@@ -64,6 +64,8 @@ struct recorder {
 	struct vm_session vm;
 	struct recording_writer w;
 	int stream_fd;
+	int vmm_pidfd;		/* -1 when the VMM cannot be watched */
+	bool vmm_exited;
 	bool enabled_by_us;
 	bool progress;
 	uint8_t *buf;
@@ -79,9 +81,10 @@ static int record_help(void)
 	       HELP_SPEC_EVENT
 	       "\n"
 	       "Read the VM's pvprof stream into a recording file for SECONDS, or until\n"
-	       "interrupted (Ctrl-C). When the VM is not being sampled, record enables\n"
-	       "sampling for the duration and disables it again however it ends; a VM\n"
-	       "sampled already keeps its configuration and stays enabled.\n"
+	       "interrupted (Ctrl-C) or the VM goes away (its VMM exits). When the VM is\n"
+	       "not being sampled, record enables sampling for the duration and disables\n"
+	       "it again however it ends; a VM sampled already keeps its configuration\n"
+	       "and stays enabled.\n"
 	       "\n"
 	       "  -d SECONDS  how long to record, 1..%2$llu (default: until interrupted)\n"
 	       "  -o FILE     the recording (default %3$s), created mode 0600\n"
@@ -407,13 +410,20 @@ static int read_once(struct recorder *rc)
 	return -1;
 }
 
-/* Records until the duration ends, a signal comes or the VM goes away. */
+/*
+ * Records until the duration ends, a signal comes or the VM goes away: its
+ * stream ends, or its VMM exits (the VM fd record holds keeps the VM, and
+ * so its stream, alive until record closes it).
+ */
 static uint32_t record_loop(struct recorder *rc)
 {
 	uint64_t deadline = rc->args.seconds ?
 			    rc->start_ns + rc->args.seconds * 1000000000ULL : 0;
 	uint64_t last_ns = rc->start_ns, last_callchains = 0;
-	struct pollfd pfd = { .fd = rc->stream_fd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = rc->stream_fd, .events = POLLIN },
+		{ .fd = rc->vmm_pidfd, .events = POLLIN },
+	};
 
 	for (;;) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -426,13 +436,17 @@ static uint32_t record_loop(struct recorder *rc)
 		if (deadline && (deadline - now) / 1000000 < 1000)
 			timeout = (int)((deadline - now + 999999) / 1000000);
 		show_progress(rc, now, &last_ns, &last_callchains);
-		ret = poll(&pfd, 1, timeout);
+		ret = poll(pfd, rc->vmm_pidfd >= 0 ? 2 : 1, timeout);
 		if (ret < 0 && errno != EINTR) {
 			p_err("poll the stream of VM %s: %s", rc->vm.label, strerror(errno));
 			return PVPROF_DATA_STOP_ERROR;
 		}
 		if (ret <= 0)
 			continue;
+		if (rc->vmm_pidfd >= 0 && pfd[1].revents) {
+			rc->vmm_exited = true;
+			return PVPROF_DATA_STOP_EOF;
+		}
 		ret = read_once(rc);
 		if (ret == -1)
 			return PVPROF_DATA_STOP_ERROR;
@@ -518,14 +532,19 @@ static int record_run(struct recorder *rc)
 	if (ret)
 		goto close_stream;
 
+	rc->vmm_pidfd = sys_pidfd_open(rc->vm.pid);
 	stop = record_loop(rc);
+	if (rc->vmm_pidfd >= 0)
+		close(rc->vmm_pidfd);
 	if (rc->progress)
 		fputc('\n', stderr);
 	/* From here on, a signal only cuts the drain short. */
 	stop_signal = 0;
 	ret = restore_sampling(rc);
-	if (stop != PVPROF_DATA_STOP_ERROR && stop != PVPROF_DATA_STOP_EOF &&
-	    drain(rc, !was_enabled))
+	/* Without its VMM the VM runs no more: only what is queued is left. */
+	if (stop != PVPROF_DATA_STOP_ERROR &&
+	    (stop != PVPROF_DATA_STOP_EOF || rc->vmm_exited) &&
+	    drain(rc, !was_enabled && !rc->vmm_exited))
 		stop = PVPROF_DATA_STOP_ERROR;
 	/* Our VM fd keeps the VM's pvprof state: its final counters. */
 	if (write_status(rc, PVPROF_DATA_STATUS_END, &ctl))

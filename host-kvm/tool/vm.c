@@ -27,7 +27,7 @@
 
 #define VM_FDS_SHOWN	16
 
-static int sys_pidfd_open(int pid)
+int sys_pidfd_open(int pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }

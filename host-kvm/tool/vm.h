@@ -29,6 +29,9 @@ struct vm_session {
 	int vm_fd;
 };
 
+/* pidfd_open(2): readable once the process has exited. */
+int sys_pidfd_open(int pid);
+
 int vm_session__open(struct vm_session *s, const char *spec);
 void vm_session__close(struct vm_session *s);
 int vm_session__ioctl_err(const struct vm_session *s, const char *op, int err);

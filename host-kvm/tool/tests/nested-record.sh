@@ -293,10 +293,38 @@ fi
 check_py "a killed record leaves sampling on (documented)" 'assert s["enabled"] is True'
 run -- disable "$gpid"
 
+echo "== the VMM exits while recording"
+# Not holding the guest's stdin open: closing it below must end the guest.
+"$bin" record -o "$tmp/vmm-exit.data" "$gpid" 2>"$tmp/vmm-exit.err" {guest_in}>&- &
+rec_pid=$!
+for _ in $(seq 300); do
+	[ "$(stat -c %s "$tmp/vmm-exit.data" 2>/dev/null || echo 0)" -gt 2000 ] && break
+	sleep 0.1
+done
+# Closing its stdin ends record-guest, the VMM of the recorded VM.
 exec {guest_in}>&-
 holder_stdin=()
 wait "$gpid"
 grc=$?
+for _ in $(seq 300); do
+	kill -0 "$rec_pid" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$rec_pid" 2>/dev/null; then
+	kill -INT "$rec_pid"
+	wait "$rec_pid"
+	fail "record ends when the VMM exits" "still recording 30 s after the VMM exited"
+else
+	wait "$rec_pid"
+	rrc=$?
+	run -- report -i "$tmp/vmm-exit.data"
+	if [ "$rrc" = 0 ] && [ "$rc" = 0 ] && grep -q 'stopped: the VM went away' <<<"$out" &&
+	   ! grep -q 'not closed cleanly' <<<"$out" && grep -qE '^# records: [1-9]' <<<"$out"; then
+		pass "record ends when the VMM exits, the recording closed cleanly"
+	else
+		fail "record ends when the VMM exits" "record exit $rrc: $(head -c 300 "$tmp/vmm-exit.err"); report exit $rc: $(grep -E '^# (re|st)' <<<"$out" | head -3)"
+	fi
+fi
 if [ "$grc" = 0 ] && grep -qE '^guest: nmis [1-9][0-9]* callchains [1-9][0-9]* sideband_rounds [2-9]' "$tmp/guest.out"; then
 	pass "record-guest: exits cleanly ($(grep '^guest:' "$tmp/guest.out"))"
 else
