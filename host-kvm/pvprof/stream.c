@@ -21,6 +21,7 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <linux/timer.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
@@ -30,6 +31,17 @@
 /* Bytes of each reader's buffer (a power of two, spec section 12.6). */
 #define PVPROF_READER_BUF_SIZE	(1U << 20)
 #define PVPROF_READER_MASK	(PVPROF_READER_BUF_SIZE - 1)
+
+/*
+ * Readers blocked in read() or poll() are woken at most this long after a
+ * record was queued, and at once when a reader's buffer holds
+ * PVPROF_READER_WAKE_FILL bytes.  Waking them for every record would make
+ * every sample cost a context switch on the vCPU's CPU: the wake-up comes
+ * from the vCPU thread's entry path, the reader preempts it, and KVM cancels
+ * the entry it was preparing (and injects the pvprof NMI a second time).
+ */
+#define PVPROF_READER_WAKE_MS	20
+#define PVPROF_READER_WAKE_FILL	(PVPROF_READER_BUF_SIZE / 4)
 
 /* Records one vCPU can owe a reader at a gap: VCPU, a LOSS per reason. */
 #define PVPROF_GAP_RECORDS_MAX	(1 + PVPROF_LOSS_NR)
@@ -45,6 +57,7 @@
  * @readers: open stream fds, struct pvprof_reader.node
  * @nr_readers: entries in @readers
  * @finished: the VM is gone; no record is queued any more
+ * @wake_timer: the deferred wake-up of @wait after appended records
  */
 struct pvprof_stream {
 	spinlock_t lock;
@@ -52,6 +65,7 @@ struct pvprof_stream {
 	struct list_head readers;
 	u32 nr_readers;
 	bool finished;
+	struct timer_list wake_timer;
 };
 
 /**
@@ -117,6 +131,13 @@ struct pvprof_reader {
 /* A VCPU record is written out in a LOSS-sized slot of the scratch. */
 static_assert(sizeof(struct pvprof_st_vcpu) == sizeof(struct pvprof_st_loss));
 
+static void pvprof_stream_wake_timer(struct timer_list *t)
+{
+	struct pvprof_stream *st = from_timer(st, t, wake_timer);
+
+	wake_up_interruptible(&st->wait);
+}
+
 /**
  * pvprof_stream_create() - allocate a stream without readers
  *
@@ -131,6 +152,7 @@ struct pvprof_stream *pvprof_stream_create(void)
 	spin_lock_init(&st->lock);
 	init_waitqueue_head(&st->wait);
 	INIT_LIST_HEAD(&st->readers);
+	timer_setup(&st->wake_timer, pvprof_stream_wake_timer, 0);
 	return st;
 }
 
@@ -144,6 +166,7 @@ void pvprof_stream_free(struct pvprof_stream *st)
 	if (!st)
 		return;
 	WARN_ON_ONCE(!list_empty(&st->readers));
+	del_timer_sync(&st->wake_timer);
 	kfree(st);
 }
 
@@ -181,6 +204,9 @@ static void reader_copy_in(struct pvprof_reader *rd, const void *src, u32 len)
  * not get the record.  When no open reader could take a sideband message
  * nobody misses it: the caller refuses it and the guest retries.
  *
+ * Readers waiting for records are woken within PVPROF_READER_WAKE_MS, or
+ * at once when a reader's buffer holds PVPROF_READER_WAKE_FILL bytes.
+ *
  * Never sleeps; callable from any context but NMI.
  *
  * Return: false when at least one reader could have taken the record and
@@ -191,7 +217,7 @@ bool pvprof_stream_append(struct pvprof_stream *st, const struct pvprof_vcpu *pv
 {
 	const struct pvprof_stream_hdr *hdr = rec;
 	unsigned int idx = pv ? pv->vcpu->vcpu_idx : 0;
-	bool eligible = false, room = false;
+	bool eligible = false, room = false, urgent = false;
 	struct pvprof_reader *rd;
 	unsigned long flags;
 
@@ -211,6 +237,7 @@ bool pvprof_stream_append(struct pvprof_stream *st, const struct pvprof_vcpu *pv
 			continue;
 		if (reader_fits(rd, len)) {
 			reader_copy_in(rd, rec, len);
+			urgent |= rd->head - rd->tail >= PVPROF_READER_WAKE_FILL;
 			continue;
 		}
 		rd->gap = true;
@@ -223,8 +250,14 @@ bool pvprof_stream_append(struct pvprof_stream *st, const struct pvprof_vcpu *pv
 	}
 unlock:
 	spin_unlock_irqrestore(&st->lock, flags);
-	if (room)
-		wake_up_interruptible(&st->wait);
+	/* Pairs with the barrier of a reader that queued itself on @wait. */
+	if (room && wq_has_sleeper(&st->wait)) {
+		if (urgent)
+			wake_up_interruptible(&st->wait);
+		else if (!timer_pending(&st->wake_timer))
+			mod_timer(&st->wake_timer,
+				  jiffies + msecs_to_jiffies(PVPROF_READER_WAKE_MS));
+	}
 	return room || !eligible;
 }
 
