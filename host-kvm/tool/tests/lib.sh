@@ -88,6 +88,27 @@ expect_ok() {
 	fi
 }
 
+# expect_text NAME VM GREP_FLAG PATTERN...: 'status VM' succeeds without a
+# word on stderr and has a line matching each PATTERN, a fixed string
+# (GREP_FLAG -F) or an extended regular expression (-E).
+expect_text() {
+	local name=$1 vm=$2 flag=$3 pattern missing=
+	shift 3
+	run -- status "$vm"
+	if [ "$rc" != 0 ] || [ -n "$err" ]; then
+		fail "$name" "status exit status $rc: ${err:0:300}"
+		return
+	fi
+	for pattern in "$@"; do
+		grep -q "$flag" -- "$pattern" <<<"$out" || missing="$missing [$pattern]"
+	done
+	if [ -z "$missing" ]; then
+		pass "$name"
+	else
+		fail "$name" "no line matches:$missing in: ${out:0:900}"
+	fi
+}
+
 # expect_help NAME TEXT ARGS...: exit status 0, TEXT on stdout, no stderr.
 expect_help() {
 	local name=$1 text=$2

@@ -82,26 +82,6 @@ wait_jq() {
 	done
 }
 
-# expect_text NAME VM REGEX...: status VM succeeds and has a line matching
-# each (extended) REGEX.
-expect_text() {
-	local name=$1 vm=$2 re missing=
-	shift 2
-	run -- status "$vm"
-	if [ "$rc" != 0 ] || [ -n "$err" ]; then
-		fail "$name" "status exit status $rc: ${err:0:300}"
-		return
-	fi
-	for re in "$@"; do
-		grep -qE -- "$re" <<<"$out" || missing="$missing [$re]"
-	done
-	if [ -z "$missing" ]; then
-		pass "$name"
-	else
-		fail "$name" "no line matches:$missing in: ${out:0:900}"
-	fi
-}
-
 # l2_do busy|idle: tells the guest to keep its CPUs busy or let them idle,
 # and waits for its answer.
 l2_cmds=0
@@ -206,7 +186,7 @@ expect_jq "status -j: totals add up" "$vm" \
 	'.totals.lost == (.losses | add) and .totals.samples == ([.vcpus[].samples] | add) and
 	 .totals.notices == ([.vcpus[].notices] | add) and .totals.records == ([.vcpus[].records] | add) and
 	 .totals.nmis == ([.vcpus[].nmis] | add) and .totals.records > 0'
-expect_text "status text: enabled, both vCPUs registered, losses by reason" "$vm" \
+expect_text "status text: enabled, both vCPUs registered, losses by reason" "$vm" -E \
 	"^VM $vm:$vm_fd \\($comm\\)\$" \
 	'^  pvprof:    enabled, visible to the guest$' \
 	'^  sampling:  cpu-clock at 1000 Hz per vCPU$' \
@@ -299,7 +279,7 @@ else
 	fail "status after disable" "status -j exit status $rc: ${err:0:300}"
 fi
 l2_do idle
-expect_text "status text: disabled" "$vm" '^  pvprof:    disabled, visible to the guest$' \
+expect_text "status text: disabled" "$vm" -E '^  pvprof:    disabled, visible to the guest$' \
 	'^  sampling:  cpu-clock at 500 Hz per vCPU$' '^  vCPUs:     2, 2 registered$'
 expect_err "disable twice: not enabled" 1 "disable VM $label: pvprof is not enabled for it" -- disable "$vm"
 
