@@ -139,14 +139,6 @@ static void guest_code_post_and_halt(void)
 		__asm__ volatile("hlt");
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 struct test_vm {
 	struct kvm_vm *vm;
 	struct kvm_vcpu *vcpu;
@@ -199,7 +191,7 @@ static void run_ticks(struct test_vm *t, bool (*done)(const struct pvprof_vcpu_s
 						      uint64_t),
 		      uint64_t arg, struct pvprof_vcpu_status *vs)
 {
-	uint64_t deadline = now_ns() + PHASE_SECONDS * 1000000000ULL;
+	uint64_t deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
 	struct ucall uc;
 
 	for (;;) {
@@ -207,7 +199,7 @@ static void run_ticks(struct test_vm *t, bool (*done)(const struct pvprof_vcpu_s
 		pvprof_vcpu_status(t->vm, 1, 0, vs);
 		if (done(vs, arg))
 			return;
-		if (now_ns() > deadline) {
+		if (test_now_ns() > deadline) {
 			pvprof_print_books("at the deadline", vs);
 			TEST_FAIL("condition not reached in %d s", PHASE_SECONDS);
 		}
@@ -456,7 +448,7 @@ static void test_enable_disable_1000_while_running(void)
 	test_vm_start(&t, 0);
 	tk.t = &t;
 	TEST_ASSERT(!pthread_create(&thread, NULL, run_ticker, &tk), "pthread_create");
-	start = now_ns();
+	start = test_now_ns();
 	for (i = 0; i < 1000; i++) {
 		struct pvprof_ctl_enable en = enable_2khz();
 
@@ -464,7 +456,7 @@ static void test_enable_disable_1000_while_running(void)
 		pvprof_disable(t.vm);
 		pvprof_enable(t.vm, &en);
 	}
-	elapsed = now_ns() - start;
+	elapsed = test_now_ns() - start;
 	atomic_store(&tk.stop, true);
 	pthread_join(thread, NULL);
 	fprintf(stderr, "# measured: 1000 DISABLE+ENABLE pairs in %llu ms over %llu vCPU ticks\n",
@@ -546,10 +538,10 @@ static void test_disable_drains_halted_vcpu(void)
 	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
 	hr.vcpu = t.vcpu;
 	TEST_ASSERT(!pthread_create(&thread, NULL, run_halted, &hr), "pthread_create");
-	deadline = now_ns() + PHASE_SECONDS * 1000000000ULL;
+	deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
 	while (!guest_var(t.vm, g_halted) || !atomic_load(&hr.tid) ||
 	       thread_state(atomic_load(&hr.tid)) != 'S') {
-		TEST_ASSERT(now_ns() < deadline, "the guest did not halt in %d s", PHASE_SECONDS);
+		TEST_ASSERT(test_now_ns() < deadline, "the guest did not halt in %d s", PHASE_SECONDS);
 		usleep(1000);
 	}
 	posted = guest_var(t.vm, g_posted);
@@ -751,10 +743,10 @@ static void *compact_spaced(void *arg)
 			usleep(1000);
 			continue;
 		}
-		start = now_ns();
+		start = test_now_ns();
 		TEST_ASSERT(!knob_write("/proc/sys/vm/compact_memory", "1"),
 			    "writing /proc/sys/vm/compact_memory failed");
-		c->ns += now_ns() - start;
+		c->ns += test_now_ns() - start;
 		atomic_fetch_add(&c->done, 1);
 		next = atomic_load(&c->ticks) + KSM_COMPACT_TICKS;
 	}
@@ -802,7 +794,7 @@ static void test_ksm_and_compaction_while_sampling(void)
 	 * Two more full scans: the first may have begun before our pages were
 	 * mergeable, the second covers them all.
 	 */
-	deadline = now_ns() + PHASE_SECONDS * 1000000000ULL;
+	deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
 	for (;;) {
 		vcpu_run_expect_sync(t.vcpu, STAGE_TICK, NULL);
 		atomic_fetch_add(&comp.ticks, 1);
@@ -812,7 +804,7 @@ static void test_ksm_and_compaction_while_sampling(void)
 		if (scans >= 2 && max_sharing > 0 &&
 		    atomic_load(&comp.done) == KSM_COMPACTIONS)
 			break;
-		if (now_ns() > deadline) {
+		if (test_now_ns() > deadline) {
 			atomic_store(&comp.stop, true);
 			pthread_join(thread, NULL);
 			TEST_FAIL("in %d s: %llu full KSM scans, at most %llu pages sharing, %u compactions",

@@ -102,14 +102,6 @@ static void guest_code(uint64_t idx)
 	GUEST_DONE();
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 struct smp_vm {
 	struct kvm_vm *vm;
 	struct kvm_vcpu *vcpu[NR_VCPUS];
@@ -245,7 +237,7 @@ static void test_vcpu_thread_migrates(void)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		test_skip("needs 2 online L1 CPUs, %ld online", sysconf(_SC_NPROCESSORS_ONLN));
 	smp_vm_start(&s, 1);
-	deadline = now_ns() + PHASE_SECONDS * 1000000000ULL;
+	deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
 	for (i = 0; i < MIGRATIONS; i++) {
 		move_to_cpu(i % 2);
 		if (sched_getcpu() != (int)(i % 2))
@@ -263,7 +255,7 @@ static void test_vcpu_thread_migrates(void)
 			last_records = vs.records;
 			pvprof_stream_read(s.stream_fd, &s.sc, false);
 		}
-		TEST_ASSERT(now_ns() < deadline, "%u moves in %d s", i, PHASE_SECONDS);
+		TEST_ASSERT(test_now_ns() < deadline, "%u moves in %d s", i, PHASE_SECONDS);
 	}
 	pvprof_vcpu_status(s.vm, 1, 0, &vs);
 	fprintf(stderr, "# measured: vcpu_thread_migrates: %u moves, %llu samples, %llu records, %llu windows of 20 moves without a sample or record, %llu times not on the target CPU\n",
@@ -322,11 +314,11 @@ static void test_two_vcpus_concurrently(void)
 		TEST_ASSERT(!pthread_create(&thread[i], NULL, run_vcpu, &r[i]),
 			    "pthread_create");
 	}
-	deadline = now_ns() + PHASE_SECONDS * 1000000000ULL;
+	deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
 	/* Poll STATUS (and drain the stream) until both vCPUs have records. */
 	while (!all_records_reach(&s, 50)) {
 		pvprof_stream_read(s.stream_fd, &s.sc, false);
-		if (now_ns() > deadline) {
+		if (test_now_ns() > deadline) {
 			for (i = 0; i < NR_VCPUS; i++)
 				guest_var(s.vm, g_stop[i]) = 1;
 			TEST_FAIL("both vCPUs did not reach 50 records in %d s (stream: %llu and %llu)",

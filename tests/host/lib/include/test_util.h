@@ -79,4 +79,7 @@ enum kvm_flavour {
 
 enum kvm_flavour test_kvm_flavour(void);
 
+/* CLOCK_MONOTONIC in nanoseconds, for the cases' deadlines. */
+uint64_t test_now_ns(void);
+
 #endif
