@@ -88,6 +88,24 @@ expect_ok() {
 	fi
 }
 
+# require_dev_kvm: the nested suites run in L1; without /dev/kvm they end
+# here with one failure.
+require_dev_kvm() {
+	[ -c /dev/kvm ] && return
+	fail "preflight: /dev/kvm" "no /dev/kvm: run inside L1 (tests/nested/run-l1 --kvm pvprof)"
+	finish "$suite"
+	exit
+}
+
+# expect_no_stdout NAME: the last run printed nothing on stdout.
+expect_no_stdout() {
+	if [ -z "$out" ]; then
+		pass "$1"
+	else
+		fail "$1" "stdout: ${out:0:200}"
+	fi
+}
+
 # expect_text NAME VM GREP_FLAG PATTERN...: 'status VM' succeeds without a
 # word on stderr and has a line matching each PATTERN, a fixed string
 # (GREP_FLAG -F) or an extended regular expression (-E).

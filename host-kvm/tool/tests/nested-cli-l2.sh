@@ -93,11 +93,7 @@ l2_do() {
 }
 
 echo "== a Linux L2 with pvprof_guest.ko"
-if [ ! -c /dev/kvm ]; then
-	fail "preflight: /dev/kvm" "no /dev/kvm: run inside L1 (tests/nested/run-l1 --kvm pvprof)"
-	finish "$suite"
-	exit
-fi
+require_dev_kvm
 if [ ! -f "$initrd" ] || [ ! -f "$NESTED_OUT/vmlinux-$(uname -r)" ]; then
 	fail "preflight: L2 files" "needs $initrd (made by make -C host-kvm/tool check-nested) and run-l1's vmlinux in $NESTED_OUT"
 	finish "$suite"
@@ -149,11 +145,7 @@ expect_err "disable: not enabled yet" 1 "disable VM $label: pvprof is not enable
 
 echo "== enable"
 expect_ok "enable PID" -- enable "$vm"
-if [ -z "$out" ]; then
-	pass "enable: prints nothing"
-else
-	fail "enable: prints nothing" "stdout: ${out:0:200}"
-fi
+expect_no_stdout "enable: prints nothing"
 expect_jq "status -j: enabled, cpu-clock at 1000 Hz, 2 of 2 registered" "$vm" \
 	'.enabled and .event == "cpu-clock" and .sample_freq == 1000 and .nr_vcpus == 2 and
 	 .registered_vcpus == 2'

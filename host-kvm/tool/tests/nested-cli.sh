@@ -48,11 +48,7 @@ if not eval(sys.argv[1]):
 }
 
 echo "== preflight"
-if [ ! -c /dev/kvm ]; then
-	fail "preflight: /dev/kvm" "no /dev/kvm: run inside L1 (tests/nested/run-l1 --kvm pvprof)"
-	finish "$suite"
-	exit
-fi
+require_dev_kvm
 if ! start_holder -- 1 2; then
 	fail "preflight: kvm-vm-holder" "did not start: $holder_error"
 	finish "$suite"
@@ -87,11 +83,7 @@ expect_err "disable: not enabled" 1 "disable VM $vm:${holder_fds[0]} (kvm-vm-hol
 
 echo "== enable, reconfigure, disable"
 expect_ok "enable: defaults" -- enable "$vm"
-if [ -z "$out" ]; then
-	pass "enable: prints nothing"
-else
-	fail "enable: prints nothing" "stdout: ${out:0:200}"
-fi
+expect_no_stdout "enable: prints nothing"
 expect_status "status: enabled at the default 1000 Hz on cpu-clock" "$vm" \
 	'd["enabled"] is True and d["event"] == "cpu-clock" and d["sample_freq"] == 1000'
 expect_text "status text: enabled" "$vm" -F "pvprof:    enabled, visible to the guest" \

@@ -85,11 +85,7 @@ report_of() {
 }
 
 echo "== preflight"
-if [ ! -c /dev/kvm ]; then
-	fail "preflight: /dev/kvm" "no /dev/kvm: run inside L1 (tests/nested/run-l1 --kvm pvprof)"
-	finish "$suite"
-	exit
-fi
+require_dev_kvm
 mkfifo "$tmp/guest.in"
 "$guest_bin" <"$tmp/guest.in" >"$tmp/guest.out" 2>"$tmp/guest.err" &
 gpid=$!
