@@ -50,6 +50,7 @@ print_ksyms() {
 	$3 == "_sinittext" { is = $1 } $3 == "_einittext" { print "KTEXT", is, $1 }
 	$3 == "entry_SYSCALL_64" { in_entry = 1 }
 	want[$3] || in_entry || $3 ~ /^asm_(sysvec|common_interrupt|exc_)/ ||
+	$3 ~ /^(error_entry|error_return|paranoid_entry|paranoid_exit)$/ ||
 	$3 ~ /thunk|untrain_ret|^srso_/ {
 		# Everything between them is syscall entry code.
 		pa[np] = $1; pn[np] = (in_entry && $3 !~ /^entry_S/) ? "entry_SYSCALL_64." $3 : $3; np++

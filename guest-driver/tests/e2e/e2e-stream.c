@@ -585,8 +585,13 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 		w->syscall_path_ok++;
 		return;
 	}
-	/* An interrupt or exception taken from user mode, not the syscall. */
-	if (last && !strncmp(last, "asm_", 4) && strcmp(last, "asm_exc_nmi")) {
+	/*
+	 * An interrupt or exception taken from user mode, not the syscall
+	 * (the unwinder may stop in the entry code that saves its registers).
+	 */
+	if (last && ((!strncmp(last, "asm_", 4) && strcmp(last, "asm_exc_nmi")) ||
+		     !strcmp(last, "error_entry") || !strcmp(last, "error_return") ||
+		     !strcmp(last, "paranoid_entry") || !strcmp(last, "paranoid_exit"))) {
 		w->syscall_other_entry++;
 		return;
 	}
