@@ -55,24 +55,12 @@ static inline uint64_t guest_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
-{
-	const struct ex_regs *regs = ctx;
-
-	(void)n;
-	(void)max_frames;
-	rec->frames[0] = PVPROF_KERNEL_HALF_START + regs->rip;
-	rec->nr_kernel = 1;
-	rec->flags = PVPROF_REC_F_KTHREAD;
-}
-
 static void guest_nmi(struct ex_regs *regs)
 {
 	struct pvprof_nmi_result res;
 
 	if (g_live && !g_ignore)
-		pvprof_guest_nmi(&gbuf, capture, regs, &res);
+		pvprof_guest_nmi(&gbuf, pvprof_guest_capture_rip, regs, &res);
 }
 
 static void guest_register(void)
@@ -132,7 +120,7 @@ static void guest_code_post_and_halt(void)
 	guest_register();
 	guest_ticks();
 	__asm__ volatile("cli");
-	pvprof_guest_nmi(&gbuf, capture, &regs, &res);
+	pvprof_guest_nmi(&gbuf, pvprof_guest_capture_rip, &regs, &res);
 	g_posted = res.callchains + res.stale;
 	g_halted = 1;
 	for (;;)

@@ -36,27 +36,11 @@ enum { STAGE_REGISTERED = 1, STAGE_SAMPLED, STAGE_UNREGISTERED };
 static struct pvprof_guest_buf gbuf;
 static volatile uint64_t guest_callchains, guest_stale, guest_nmis;
 
-/*
- * A kernel-half frame derived from the interrupted RIP, which the test
- * compares with the IP the host sampled.
- */
-static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
-{
-	const struct ex_regs *regs = ctx;
-
-	(void)n;
-	(void)max_frames;
-	rec->frames[0] = PVPROF_KERNEL_HALF_START + regs->rip;
-	rec->nr_kernel = 1;
-	rec->flags = PVPROF_REC_F_KTHREAD;
-}
-
 static void guest_nmi_handler(struct ex_regs *regs)
 {
 	struct pvprof_nmi_result res = { 0 };
 
-	if (pvprof_guest_nmi(&gbuf, capture, regs, &res) == PVPROF_NMI_CLAIMED)
+	if (pvprof_guest_nmi(&gbuf, pvprof_guest_capture_rip, regs, &res) == PVPROF_NMI_CLAIMED)
 		guest_nmis++;
 	guest_callchains += res.callchains;
 	guest_stale += res.stale;

@@ -56,17 +56,12 @@ static inline uint32_t guest_vcpu_idx(void)
 	return (uint64_t)__builtin_frame_address(0) > GUEST_IMAGE_MIN;
 }
 
+/* The RIP frame, then a frame that names the vCPU that answered. */
 static void capture(void *ctx, const struct pvprof_notice *n,
 		    struct pvprof_record *rec, uint32_t max_frames)
 {
-	const struct ex_regs *regs = ctx;
-
-	(void)n;
-	(void)max_frames;
-	rec->frames[0] = PVPROF_KERNEL_HALF_START + regs->rip;
-	rec->frames[1] = VCPU_TAG(guest_vcpu_idx());
-	rec->nr_kernel = 2;
-	rec->flags = PVPROF_REC_F_KTHREAD;
+	pvprof_guest_capture_rip(ctx, n, rec, max_frames);
+	rec->frames[rec->nr_kernel++] = VCPU_TAG(guest_vcpu_idx());
 }
 
 static void guest_nmi(struct ex_regs *regs)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "abi/pvprof.h"
+#include "core/pvprof_core.h"
 #include "processor.h"
 
 #define KVM_CPUID_SIGNATURE	0x40000000
@@ -49,6 +50,24 @@ static inline bool guest_has_kvm_signature(void)
 	guest_cpuid(KVM_CPUID_SIGNATURE, 0, &eax, &ebx, &ecx, &edx);
 	/* "KVMK" "VMKV" "M\0\0\0", little-endian. */
 	return ebx == 0x4b4d564b && ecx == 0x564b4d56 && edx == 0x0000004d;
+}
+
+/*
+ * The capture callback of the minimal guests (core/guest.h's
+ * pvprof_capture_fn): one kernel-half frame derived from the interrupted
+ * RIP, which a test can compare with the IP the host sampled.  @ctx is the
+ * NMI's struct ex_regs.
+ */
+static inline void pvprof_guest_capture_rip(void *ctx, const struct pvprof_notice *n,
+					    struct pvprof_record *rec, uint32_t max_frames)
+{
+	const struct ex_regs *regs = ctx;
+
+	(void)n;
+	(void)max_frames;
+	rec->frames[0] = PVPROF_KERNEL_HALF_START + regs->rip;
+	rec->nr_kernel = 1;
+	rec->flags = PVPROF_REC_F_KTHREAD;
 }
 
 #endif
