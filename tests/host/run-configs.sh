@@ -37,11 +37,15 @@ configs=(
 
 # Programs that need pvprof's data path: nothing of theirs applies to stock
 # KVM (its refusals are ctl_test's and sample_test's), so stock runs without them.
-pvprof_only=" hostile_test lifecycle_test smp_test "
+pvprof_only=" hostile_test lifecycle_test smp_test nmi_context_test "
 # Programs that need 2 L1 CPUs: they run only where L1 has 2, and a 2-CPU
 # configuration runs nothing else (the rest is covered by the 1-CPU boots;
 # this keeps the extra boot short).
 smp2_only=" smp_test "
+# Programs that need NMIs injected into L1 from outside: their configurations
+# boot L1 with a QMP socket, and qmp-nmis.sh runs beside run-l1, injecting
+# what the programs ask for through $out/qmp-nmis (PVPROF_QMP_NMI_DIR in L1).
+qmp_nmis=" nmi_context_test "
 
 passed=0 failed=0 skipped=0 booted=0
 suite_start=$(date +%s)
@@ -59,7 +63,7 @@ run_config() {
 	local name=$1 kvm=$2 cpu=$3 smp=$4 out=$runs/$1 rc line boot total
 	local args=(--kvm "$kvm" --cpu "$cpu" --smp "$smp" --out "$out"
 		    --timeout "$l1_timeout")
-	local progs=() p b
+	local progs=() env=() p b qmp_dir='' injector=''
 
 	shift 4
 	for p in "$@"; do
@@ -76,6 +80,7 @@ run_config() {
 			continue
 		fi
 		progs+=("$p")
+		[[ "$qmp_nmis" == *" $b "* ]] && env=(PVPROF_QMP_NMI_DIR="$out/qmp-nmis")
 	done
 	# Nothing to run here: no L1 boot, nothing counted.
 	if [ ${#progs[@]} -eq 0 ]; then
@@ -93,10 +98,26 @@ run_config() {
 		fi
 		args+=(--modules-dir "$modules_dir")
 	fi
+	# The socket lives outside the out share (L1 never uses it), in a
+	# short path (unix socket paths are limited to 107 bytes).
+	if [ ${#env[@]} -gt 0 ]; then
+		if ! qmp_dir=$(mktemp -d /tmp/pvprof-qmp.XXXXXX) || ! mkdir -p "$out/qmp-nmis"; then
+			count_line "FAIL $name/l1: cannot set up the QMP NMI injector"
+			return
+		fi
+		args+=(--qmp "$qmp_dir/l1.qmp")
+		"$here/qmp-nmis.sh" "$qmp_dir/l1.qmp" "$out/qmp-nmis" > "$out/qmp-nmis.log" 2>&1 < /dev/null &
+		injector=$!
+	fi
 
-	"$run_l1" "${args[@]}" -- "$here/run-suite.sh" --config "$name" \
+	env "${env[@]}" "$run_l1" "${args[@]}" -- "$here/run-suite.sh" --config "$name" \
 		--kvm "$kvm" --out "$out" -- "${progs[@]}" > "$out/run-l1.log" 2>&1 < /dev/null
 	rc=$?
+	if [ -n "$injector" ]; then
+		kill "$injector" 2>/dev/null
+		wait "$injector" 2>/dev/null
+		rm -rf "$qmp_dir"
+	fi
 	if [ -s "$out/results.txt" ]; then
 		while IFS= read -r line; do
 			count_line "$line"
