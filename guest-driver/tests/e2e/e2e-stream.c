@@ -379,27 +379,35 @@ static int load_ksyms(const char *path, struct kernel_view *k)
 /*
  * The NMI path: the kernel's NMI entry and dispatch, the unwinder the
  * driver runs, and the driver's own handler.  A sample's callchain must
- * never contain any of them.
+ * never contain any of them.  The unwinder also runs outside NMIs (a debug
+ * kernel's KASAN, kmemleak and lockdep save a stack trace on most
+ * allocations and lock acquisitions, from syscalls): its frames count only
+ * in a chain that also has an NMI entry or driver frame (nmi_path[] before
+ * NMI_PATH_UNWINDER).
  */
 static const char *const nmi_path[] = {
 	"asm_exc_nmi", "exc_nmi", "default_do_nmi", "nmi_handle", "repeat_nmi",
 	"end_repeat_nmi", "nested_nmi", "nested_nmi_out", "first_nmi",
-	"unwind_next_frame", "__unwind_start", "unwind_get_return_address",
-	"copy_from_user_nmi", "pvprof_nmi", "pvprof_guest_nmi", "pvprof_capture",
+	"pvprof_nmi", "pvprof_guest_nmi", "pvprof_capture",
 	"pvprof_capture_kernel", "pvprof_record_init", "pvprof_record_finish",
 	"pvprof_notice_check",
+	/* NMI_PATH_UNWINDER */
+	"unwind_next_frame", "__unwind_start", "unwind_get_return_address",
+	"copy_from_user_nmi",
 };
+#define NMI_PATH_UNWINDER 16
 
-static bool in_nmi_path(const struct kernel_view *k, uint64_t addr)
+/* 0: not in the NMI path; 1: NMI entry or driver; 2: the unwinder. */
+static int in_nmi_path(const struct kernel_view *k, uint64_t addr)
 {
 	const struct sym *s = symtab_find(&k->syms, addr);
 
 	if (!s)
-		return false;
+		return 0;
 	for (size_t i = 0; i < sizeof(nmi_path) / sizeof(nmi_path[0]); i++)
 		if (!strcmp(s->name, nmi_path[i]))
-			return true;
-	return false;
+			return i < NMI_PATH_UNWINDER ? 1 : 2;
+	return 0;
 }
 
 static const char *ksym_name(const struct kernel_view *k, uint64_t addr)
@@ -667,7 +675,7 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 	const struct pvprof_st_callchain *cc = &v->u.callchain;
 	uint32_t flags = cc->rec.flags, nr_kernel = cc->rec.nr_kernel;
 	uint32_t nr_user = cc->rec.nr_user, vcpu = v->hdr.vcpu_id, i;
-	bool user = flags & PVPROF_REC_F_USER, ctx_ok = true;
+	bool user = flags & PVPROF_REC_F_USER, ctx_ok = true, nmi_entry = false;
 	uint64_t first;
 	struct workload *w = NULL;
 
@@ -722,8 +730,12 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 	}
 
 	/* Kernel frames: in the guest's text, never in the NMI path. */
+	for (i = 0; i < nr_kernel && k; i++)
+		if (in_nmi_path(k, lookup_addr(i, pvprof_st_frame(v, i))) == 1)
+			nmi_entry = true;
 	for (i = 0; i < nr_kernel && k; i++) {
 		uint64_t f = pvprof_st_frame(v, i);
+		int nmi = in_nmi_path(k, lookup_addr(i, f));
 
 		if (!kernel_addr_ok(k, lookup_addr(i, f))) {
 			t->kernel_garbage++;
@@ -731,7 +743,7 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 				   "seq %" PRIu64 " kernel frame %u %#" PRIx64 " outside kernel and module text",
 				   (uint64_t)cc->rec.seq, i, f);
 		}
-		if (in_nmi_path(k, lookup_addr(i, f))) {
+		if (nmi == 1 || (nmi == 2 && nmi_entry)) {
 			t->nmi_frames++;
 			note_first(t->nmi_first, sizeof(t->nmi_first),
 				   "seq %" PRIu64 " kernel frame %u in %s", (uint64_t)cc->rec.seq, i,
