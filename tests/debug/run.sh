@@ -1,13 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check-debug: the host suite on a debug L1 kernel (lockdep, PROVE_RCU,
-# DEBUG_ATOMIC_SLEEP, KASAN, UBSAN, DEBUG_OBJECTS, kmemleak).
+# make check-debug: the host suite and the guest driver's end-to-end suite on
+# a debug kernel (lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, KASAN, UBSAN,
+# DEBUG_OBJECTS, kmemleak).
 #   1. builds the debug kernel, or reuses the cached build (build-kernel.sh)
 #   2. builds the pvprof KVM modules against it into $O/debug/host-kvm
 #   3. runs tests/host (every configuration) with that kernel as L1
-#   4. fails any L1 run whose dmesg has a report, or whose kmemleak scan
-#      before power-off found a leak, printing each report with its stack
+#   4. runs the e2e suite's pvprof boot twice (guest-driver/tests/e2e/e2e.sh,
+#      README.md there): e2e-l1 with the debug kernel as L1 and the distro's
+#      in the L2s (the host side under the checkers), e2e-l2 with the
+#      distro's kernel as L1 and the debug kernel in every L2, the driver
+#      built against it (the guest side under the checkers)
+#   5. fails any debug kernel (each L1 run, each e2e L2) whose dmesg has a
+#      report, or whose kmemleak scan before power-off found a leak,
+#      printing each report with its stack
 # Prints one line per case, ends with "N passed, N failed" and writes
 # "<passed> <failed>" to $O/results/debug.
 #
@@ -25,6 +32,11 @@ cache=${PVPROF_CACHE:-/var/cache/pvprof}
 # Seconds for one L1 configuration (boot and every program): the debug
 # kernel runs several times slower than the distro's under TCG.
 suite_timeout=${DEBUG_SUITE_TIMEOUT:-1800}
+# The e2e suite's factor for its waits and timeouts (E2E_TIME_FACTOR), and
+# its driver reloads (E2E_RELOADS): one takes 30-100 s on a debug L2 that is
+# being sampled, where the distro kernel's 50 take 2-3 minutes.
+e2e_factor=${DEBUG_E2E_TIME_FACTOR:-4}
+e2e_reloads=${DEBUG_E2E_RELOADS:-5}
 
 if [ "${1:-}" = --if-cached ]; then
 	# The cache key as build-kernel.sh computes it (should the two ever
@@ -106,12 +118,60 @@ for dir in "$runs"/*/; do
 	done < <("$here/kernel-reports.sh" "debug/$(basename "$dir")" "${dir%/}")
 done
 
-# Hook for the guest driver's end-to-end suite (L2 on the debug kernel as
-# well) once it exists: run it here the same way, with its L1 runs checked
-# by kernel-reports.sh.
-# Not yet: the guest driver with the debug kernel as L2. A first try of
-# guest-sampling (debug bzImage as L1 and L2, driver and modules built with
-# KDIR) registered and sampled, but 20 rounds of NMI backtraces did not fit
-# in 25 minutes under load.
-echo "  note: the guest driver's scenarios (guest-sampling, e2e) do not run on the debug kernel yet"
+# run_e2e NAME VAR=VALUE...: e2e.sh's pvprof boot with the overrides given,
+# built and run in $O/debug/NAME; its cases counted as debug/NAME/<case>.
+# The boot with the distro's KVM is skipped: it checks that the driver stays
+# inert, where a debug kernel has nothing to find.
+run_e2e() {
+	local name=$1 eo=$debug_out/$1 t line
+	shift
+	t=$(date +%s)
+	mkdir -p "$eo"
+	rm -f "$eo/results/e2e-debug"
+	env O="$eo" E2E_TIME_FACTOR="$e2e_factor" E2E_RELOADS="$e2e_reloads" E2E_STOCK=0 \
+		E2E_RESULTS=e2e-debug "$@" \
+		"$repo/guest-driver/tests/e2e/e2e.sh" > "$debug_out/$name.log" 2>&1
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ *|FAIL\ *) count_line "${line%% *} debug/$name/${line#* }" ;;
+		*" passed, "*" failed") echo "  $name: $line" ;;
+		*) echo "$line" ;;
+		esac
+	done < "$debug_out/$name.log"
+	if [ ! -s "$eo/results/e2e-debug" ]; then
+		count_line "FAIL debug/$name: e2e.sh did not finish (log: $debug_out/$name.log)"
+		tail -n 20 "$debug_out/$name.log" | sed 's/^/  | /'
+	fi
+	echo "  timing: $name in $(( $(date +%s) - t )) s"
+}
+
+# reports [--no-kmemleak] NAME DIR: kernel-reports.sh's cases, counted.
+reports() {
+	local line
+	while IFS= read -r line; do
+		count_line "$line"
+	done < <("$here/kernel-reports.sh" "$@")
+}
+
+# e2e-l1: the debug kernel as L1 with the pvprof KVM built against it above;
+# the L2s run the distro's kernel and driver.
+run_e2e e2e-l1 RUNL1_KERNEL="$image" E2E_MODULES_DIR="$debug_out/host-kvm"
+reports debug/e2e-l1/l1 "$debug_out/e2e-l1/nested/e2e/pvprof"
+
+# e2e-l2: the distro's kernel as L1 with the pvprof KVM built for it (the
+# usual $O/host-kvm), the debug bzImage as every L2 and the driver built
+# against its tree. The L2s print their kernel logs on their consoles (and
+# the main L2 its kmemleak scan before power-off), which e2e.sh saves for
+# kernel-reports.sh; the migration L2s are killed, not powered off, so they
+# have no final scan.
+if ! make -C "$repo/host-kvm" modules O="$O" > "$debug_out/host-kvm-distro.log" 2>&1; then
+	count_line "FAIL debug/e2e-l2/modules: host-kvm build for the distro kernel failed (log: $debug_out/host-kvm-distro.log)"
+	tail -n 20 "$debug_out/host-kvm-distro.log" | sed 's/^/  | /'
+	finish
+fi
+run_e2e e2e-l2 E2E_MODULES_DIR="$O/host-kvm" E2E_KDIR="$tree" E2E_L2_KERNEL="$image" E2E_KMSG=1
+l2s=$debug_out/e2e-l2/nested/e2e/pvprof
+reports debug/e2e-l2/l2-main "$l2s/l2-main"
+reports --no-kmemleak debug/e2e-l2/l2-mig-a "$l2s/l2-mig-a"
+reports --no-kmemleak debug/e2e-l2/l2-mig-b "$l2s/l2-mig-b"
 finish

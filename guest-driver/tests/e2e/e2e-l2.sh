@@ -1,7 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The L2 half of e2e.sh (busybox sh, the L2 init hook).  The mode comes
-# from the kernel command line (e2e_mode=main|stock|mig).  Lines on the
+# from the kernel command line (e2e_mode=main|stock|mig), as do the factor
+# for its waits (e2e_factor=N, default 1), the number of driver reloads
+# (e2e_reloads=N, default 50) and e2e_kmsg=1 (make check-debug:
+# print the kernel log as "KMSG <line>" lines, and in main mode a kmemleak
+# scan before power-off as "KMEMLEAK <line>" lines and KMEMLEAK-DONE, for
+# tests/debug/kernel-reports.sh).  Lines on the
 # console: "E2E-<STEP>" markers the L1 half waits for, "FACT key value",
 # "KSYM/KTEXT/KMOD start end [name]" (the kernel symbols the checker needs,
 # from /proc/kallsyms and /proc/modules).
@@ -11,7 +16,16 @@
 # windows the L2 leaves after each step's marker.
 
 mode=$(sed -n 's/.*e2e_mode=\([a-z]*\).*/\1/p' /proc/cmdline)
-splats='WARNING: CPU|BUG:|Oops|general protection fault|possible .*locking|Dazed and confused|Uhhuh'
+f=$(sed -n 's/.*e2e_factor=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$f" ] && [ "$f" -ge 1 ] 2>/dev/null || f=1
+kmsg=$(sed -n 's/.*e2e_kmsg=\([0-9]*\).*/\1/p' /proc/cmdline)
+reloads=$(sed -n 's/.*e2e_reloads=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$reloads" ] || reloads=50
+kmemleak=/sys/kernel/debug/kmemleak
+# Kernel reports: WARN and BUG, lockdep, RCU lockdep, KASAN (BUG: KASAN),
+# UBSAN, debug objects, might-sleep (BUG: sleeping function ...), unclaimed
+# NMIs.
+splats='WARNING: CPU|WARNING: (possible|inconsistent|suspicious|bad unlock|held lock|lock held|nested lock)|BUG:|kernel BUG at|Oops|general protection fault|possible .*locking|UBSAN:|ODEBUG:|Dazed and confused|Uhhuh'
 
 stat() {
 	sed -n "s/^$1 //p" /sys/kernel/debug/pvprof/stats 2>/dev/null
@@ -82,7 +96,7 @@ main_mode() {
 	echo "FACT insmod_status $?"
 	print_ksyms
 	echo E2E-READY
-	wait_notices 0 600
+	wait_notices 0 $((600 * f))
 	echo "FACT sampling_seen $(stat notices)"
 
 	# Cases 1, 2 and 5: known stacks on both vCPUs, then no frame pointers.
@@ -104,7 +118,7 @@ main_mode() {
 	driver_facts | sed 's/^FACT /FACT known_/'
 	# L1 takes the host's counters for this phase while the L2 idles.
 	echo E2E-KNOWN-DONE
-	sleep 6
+	sleep $((6 * f))
 
 	# Case 6: CPU offline/online while both vCPUs are busy.
 	# Unpinned: a task pinned to CPU 1 could not follow it offline.
@@ -114,10 +128,10 @@ main_mode() {
 	for i in 1 2 3; do
 		echo 0 > /sys/devices/system/cpu/cpu1/online || hp_fail=$((hp_fail + 1))
 		before=$(stat notices)
-		wait_notices "$before" 25
+		wait_notices "$before" $((25 * f))
 		echo 1 > /sys/devices/system/cpu/cpu1/online || hp_fail=$((hp_fail + 1))
 		before=$(stat notices)
-		wait_notices "$before" 25
+		wait_notices "$before" $((25 * f))
 	done
 	echo "FACT hotplug_failures $hp_fail"
 	echo "FACT hotplug_cpus $(grep -c '^[0-9]* active ' /sys/kernel/debug/pvprof/cpus)"
@@ -133,9 +147,9 @@ main_mode() {
 	# coming: a handler running on each CPU may have counted its notice
 	# and not yet its answer, so up to 2 (the CPUs) may be in flight.
 	reload_fail=0 books_bad=0 reload_notices=0 max_in_flight=0
-	for i in $(seq 50); do
+	for i in $(seq "$reloads"); do
 		before=$(stat notices)
-		wait_notices "$before" 10
+		wait_notices "$before" $((10 * f))
 		set -- $(awk '{ v[$1] = $2 } END { print v["notices"], v["records"] + v["stale"] + v["dropped"] }' \
 			/sys/kernel/debug/pvprof/stats)
 		in_flight=$(($1 - $2))
@@ -161,10 +175,26 @@ main_mode() {
 	kernel_facts
 	echo E2E-WORK-DONE
 	# L1 disables sampling and reads the host's counters now.
-	sleep 12
+	sleep $((12 * f))
 	rmmod pvprof_guest
 	echo "FACT rmmod_status $?"
 	kernel_facts | sed 's/^FACT /FACT final_/'
+	[ "$kmsg" = 1 ] && print_kmsg_final
+}
+
+# e2e_kmsg=1: kmemleak's scan (objects older than its minimum age of 5 s,
+# the boot's own suspects cleared at start), then the whole kernel log.
+print_kmsg_final() {
+	if [ -w "$kmemleak" ]; then
+		t0=$(cut -d' ' -f1 /proc/uptime)
+		sleep 5
+		echo scan > "$kmemleak"
+		sed 's/^/KMEMLEAK /' "$kmemleak"
+		echo "KMEMLEAK-DONE"
+		echo "FACT kmemleak_scan_from_uptime $t0 to $(cut -d' ' -f1 /proc/uptime)"
+	fi
+	sed 's/^/KMSG /' /tmp/boot.kmsg
+	dmesg | sed 's/^/KMSG /'
 }
 
 stock_mode() {
@@ -192,16 +222,37 @@ mig_mode() {
 	echo "FACT insmod_status $?"
 	/e2e-csum 32 &
 	echo E2E-MIG-READY
+	[ "$kmsg" = 1 ] && sed 's/^/KMSG /' /tmp/boot.kmsg
+	warnings=0
 	while :; do
+		if [ "$kmsg" = 1 ]; then
+			# The log since the last line, printed and cleared.
+			dmesg -c > /tmp/new.kmsg
+			sed 's/^/KMSG /' /tmp/new.kmsg
+			warnings=$((warnings + $(grep -c -E "$splats" /tmp/new.kmsg)))
+		else
+			warnings=$(dmesg | grep -c -E "$splats")
+		fi
 		echo "MIG-STATE registered $(grep -c '^[0-9]* active ' /sys/kernel/debug/pvprof/cpus)" \
 			"registrations $(stat registrations) reregistrations $(stat reregistrations)" \
-			"notices $(stat notices) warnings $(dmesg | grep -c -E "$splats")"
+			"notices $(stat notices) warnings $warnings"
 		sleep 1
 	done
 }
 
 # Boot messages are not the driver's (nested TCG boots warn in xstate init).
-dmesg -c > /dev/null
+# With e2e_kmsg=1 they are kept for the final log, and kmemleak's suspects
+# from the boot are cleared (not the driver's either).
+if [ "$kmsg" = 1 ]; then
+	dmesg -c > /tmp/boot.kmsg
+	if [ "$mode" = main ] && [ -w "$kmemleak" ]; then
+		echo scan > "$kmemleak"
+		echo "FACT kmemleak_boot_suspects $(grep -c '^unreferenced object' "$kmemleak")"
+		echo clear > "$kmemleak"
+	fi
+else
+	dmesg -c > /dev/null
+fi
 case "$mode" in
 main) main_mode ;;
 stock) stock_mode ;;
