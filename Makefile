@@ -66,7 +66,7 @@ check-agent: modules guest-driver tool agent
 # any failure (including a suite that died before writing its counts) fails.
 check: deps
 	@rm -rf $(O)/results
-	@$(MAKE) -k check-unit check-host check-guest check-demo check-debug-if-cached; status=$$?; \
+	@$(MAKE) -k check-unit check-host check-guest check-agent check-demo check-debug-if-cached; status=$$?; \
 	scripts/summarize-results.sh $(O)/results && exit $$status
 
 check-unit:
