@@ -145,7 +145,8 @@ run_e2e() {
 	echo "  timing: $name in $(( $(date +%s) - t )) s"
 }
 
-# reports [--no-kmemleak] NAME DIR: kernel-reports.sh's cases, counted.
+# reports [--no-kmemleak] [--known REGEX] NAME DIR: kernel-reports.sh's
+# cases, counted.
 reports() {
 	local line
 	while IFS= read -r line; do
@@ -163,7 +164,10 @@ reports debug/e2e-l1/l1 "$debug_out/e2e-l1/nested/e2e/pvprof"
 # against its tree. The L2s print their kernel logs on their consoles (and
 # the main L2 its kmemleak scan before power-off), which e2e.sh saves for
 # kernel-reports.sh; the migration L2s are killed, not powered off, so they
-# have no final scan.
+# have no final scan. Every '-M pc' L2 boot under nested SVM on TCG warns in
+# fpu__init_system_xstate (the CPUID xstate sizes L1 passes on disagree),
+# before the driver is loaded: known, not counted.
+xstate='WARNING: CPU: [0-9]+ PID: [0-9]+ at arch/x86/kernel/fpu/xstate.c:[0-9]+ fpu__init_system_xstate'
 if ! make -C "$repo/host-kvm" modules O="$O" > "$debug_out/host-kvm-distro.log" 2>&1; then
 	count_line "FAIL debug/e2e-l2/modules: host-kvm build for the distro kernel failed (log: $debug_out/host-kvm-distro.log)"
 	tail -n 20 "$debug_out/host-kvm-distro.log" | sed 's/^/  | /'
@@ -171,7 +175,7 @@ if ! make -C "$repo/host-kvm" modules O="$O" > "$debug_out/host-kvm-distro.log" 
 fi
 run_e2e e2e-l2 E2E_MODULES_DIR="$O/host-kvm" E2E_KDIR="$tree" E2E_L2_KERNEL="$image" E2E_KMSG=1
 l2s=$debug_out/e2e-l2/nested/e2e/pvprof
-reports debug/e2e-l2/l2-main "$l2s/l2-main"
-reports --no-kmemleak debug/e2e-l2/l2-mig-a "$l2s/l2-mig-a"
-reports --no-kmemleak debug/e2e-l2/l2-mig-b "$l2s/l2-mig-b"
+reports --known "$xstate" debug/e2e-l2/l2-main "$l2s/l2-main"
+reports --no-kmemleak --known "$xstate" debug/e2e-l2/l2-mig-a "$l2s/l2-mig-a"
+reports --no-kmemleak --known "$xstate" debug/e2e-l2/l2-mig-b "$l2s/l2-mig-b"
 finish
