@@ -147,12 +147,12 @@ else
 fi
 # dkms runs "make -C host-kvm ... modules" in (a copy of) the tree and takes
 # the modules from BUILT_MODULE_LOCATION: that must be where the tree's
-# Makefile puts them (dkms sets no O). make -p prints its variables and runs
-# no recipe.
-build_dir=$(env -u O make -p -C "$src/host-kvm" KVER="$kver" pvprof-no-such-target 2>/dev/null |
+# Makefile puts them, whatever O the environment holds (dkms.conf pins O).
+# make -p prints its variables and runs no recipe.
+build_dir=$(O=/nonexistent make -p -C "$src/host-kvm" KVER="$kver" O=../out pvprof-no-such-target 2>/dev/null |
 	sed -n 's/^BUILD := //p' | head -n 1)
 location=$(sed -n 's/^BUILT_MODULE_LOCATION\[0\]="\(.*\)"$/\1/p' "$src/dkms.conf")
-if grep -qF 'MAKE[0]="make -C host-kvm KVER=${kernelver} modules"' "$src/dkms.conf" &&
+if grep -qF 'MAKE[0]="make -C host-kvm KVER=${kernelver} O=../out modules"' "$src/dkms.conf" &&
    [ "$build_dir" = "$src/out/host-kvm" ] && [ "$location" = out/host-kvm/ ]; then
 	pass "dkms-source: the tree's Makefile builds where dkms.conf takes the modules"
 else
