@@ -60,17 +60,7 @@ static volatile uint32_t g_live;
 static volatile uint64_t g_answered;
 static uint64_t g_tail, g_rhead;
 
-#define guest_var(vm, g)	(*(__typeof__(g) *)addr_gva2hva(vm, (uint64_t)&(g)))
-
 static struct pvprof_buf_header *const hdr = (void *)BUF_GPA;
-
-static inline uint64_t guest_rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
 
 static struct pvprof_record *record_slot(uint64_t index)
 {

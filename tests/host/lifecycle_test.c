@@ -45,16 +45,6 @@ static struct pvprof_guest_buf gbuf;
 static volatile uint32_t g_stop, g_live, g_ignore, g_halted;
 static volatile uint64_t g_posted;
 
-#define guest_var(vm, g)	(*(__typeof__(g) *)addr_gva2hva(vm, (uint64_t)&(g)))
-
-static inline uint64_t guest_rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
 static void guest_nmi(struct ex_regs *regs)
 {
 	struct pvprof_nmi_result res;

@@ -55,18 +55,8 @@ static struct pvprof_guest_buf gbuf;
 static volatile uint32_t g_stop;
 static volatile uint64_t g_claimed, g_unclaimed;
 
-#define guest_var(vm, g)	(*(__typeof__(g) *)addr_gva2hva(vm, (uint64_t)&(g)))
-
 /* The program image: where every guest IP must be. */
 extern char __executable_start[], etext[];
-
-static inline uint64_t guest_rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
 
 static void guest_nmi(struct ex_regs *regs)
 {

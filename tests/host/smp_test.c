@@ -40,16 +40,6 @@ enum { STAGE_TICK = 1, STAGE_QUIESCED };
 static struct pvprof_guest_buf gbuf[NR_VCPUS];
 static volatile uint32_t g_stop[NR_VCPUS], g_live[NR_VCPUS];
 
-#define guest_var(vm, g)	(*(__typeof__(g) *)addr_gva2hva(vm, (uint64_t)&(g)))
-
-static inline uint64_t guest_rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
 /* vCPU 1's stack lies above the image, vCPU 0's below it. */
 static inline uint32_t guest_vcpu_idx(void)
 {

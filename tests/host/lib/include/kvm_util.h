@@ -85,6 +85,8 @@ void *addr_gva2hva(struct kvm_vm *vm, uint64_t gva);
 	memcpy(addr_gva2hva(vm, (uint64_t)&(g)), (const void *)&(g), sizeof(g))
 #define sync_global_from_guest(vm, g)					\
 	memcpy((void *)&(g), addr_gva2hva(vm, (uint64_t)&(g)), sizeof(g))
+/* The guest's copy of global @g itself, to read or write in place. */
+#define guest_var(vm, g)	(*(__typeof__(g) *)addr_gva2hva(vm, (uint64_t)&(g)))
 
 int _kvm_ioctl(struct kvm_vm *vm, unsigned long cmd, void *arg);
 int _vm_ioctl(struct kvm_vm *vm, unsigned long cmd, void *arg);

@@ -60,6 +60,14 @@ static inline void guest_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t *eax,
 			 : "memory");
 }
 
+static inline uint64_t guest_rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
 /* Continue at @fn in ring 3 (IOPL 3, so ucalls still work); never returns. */
 void __attribute__((noreturn)) guest_enter_user_mode(void (*fn)(void));
 
