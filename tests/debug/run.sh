@@ -37,6 +37,11 @@ suite_timeout=${DEBUG_SUITE_TIMEOUT:-1800}
 # being sampled, where the distro kernel's 50 take 2-3 minutes.
 e2e_factor=${DEBUG_E2E_TIME_FACTOR:-4}
 e2e_reloads=${DEBUG_E2E_RELOADS:-5}
+# The share of samples the known-stacks phase must get back as callchains
+# (E2E_COMPLETENESS, 95 on the distro kernel): a debug L2's NMI handler takes
+# 0.1-0.3 ms of guest time, up to 190 ms under load, and more notices go
+# stale (81% and 95% measured). What a debug run checks is the reports.
+e2e_complete=${DEBUG_E2E_COMPLETENESS:-50}
 
 if [ "${1:-}" = --if-cached ]; then
 	# The cache key as build-kernel.sh computes it (should the two ever
@@ -129,7 +134,7 @@ run_e2e() {
 	mkdir -p "$eo"
 	rm -f "$eo/results/e2e-debug"
 	env O="$eo" E2E_TIME_FACTOR="$e2e_factor" E2E_RELOADS="$e2e_reloads" E2E_STOCK=0 \
-		E2E_RESULTS=e2e-debug "$@" \
+		E2E_COMPLETENESS="$e2e_complete" E2E_RESULTS=e2e-debug "$@" \
 		"$repo/guest-driver/tests/e2e/e2e.sh" > "$debug_out/$name.log" 2>&1
 	while IFS= read -r line; do
 		case "$line" in

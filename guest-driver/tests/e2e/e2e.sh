@@ -29,6 +29,9 @@
 #                    under $O/nested/e2e for tests/debug/kernel-reports.sh
 #   E2E_RELOADS      driver unloads and reloads in the main L2 (default 50;
 #                    each takes about half a minute on a debug L2)
+#   E2E_COMPLETENESS the share of samples that must come back as callchains
+#                    in the known-stacks phase, in percent (default 95; a
+#                    debug L2's NMI handler is slower, more answers are stale)
 #   E2E_STOCK=0      skip the boot with the distro's KVM (the driver's
 #                    inertness, which a debug kernel adds nothing to)
 #   E2E_RESULTS      the results name (default e2e: $O/results/e2e)
@@ -80,7 +83,7 @@ wait_count() {
 # keep the host's counters in $out/NAME.json.
 host_status() {
 	"$TOOL" disable "$1" >> "$out/tool.log" 2>&1
-	sleep 1
+	sleep "$factor"
 	"$TOOL" status -j "$1" > "$out/$2.json" 2>> "$out/tool.log"
 }
 
@@ -294,6 +297,8 @@ save_kmsg() {
 [[ "$factor" =~ ^[1-9][0-9]*$ ]] || die "E2E_TIME_FACTOR must be a positive integer"
 kmsg=${E2E_KMSG:-0}
 reloads=${E2E_RELOADS:-50}
+min_complete=${E2E_COMPLETENESS:-95}
+[[ "$min_complete" =~ ^[1-9][0-9]?$ ]] || die "E2E_COMPLETENESS must be a percentage (1-99)"
 [[ "$reloads" =~ ^[1-9][0-9]*$ ]] || die "E2E_RELOADS must be a positive integer"
 modules_dir=${E2E_MODULES_DIR:-$O/host-kvm}
 start=$SECONDS
@@ -362,8 +367,8 @@ done < <(grep '^RESULT ' "$out/check.out")
 # Case 1: completeness over the known-stacks phase.
 k=$out/known.json
 samples=$(jq_num "$k" .totals.samples) records=$(jq_num "$k" .totals.records)
-check completeness-95 "host: $records callchain records of $samples guest-mode samples ($(losses_line "$k"))" \
-	is_y "$([ "${samples:-0}" != null ] && [ "${samples:-0}" -gt 0 ] && [ $((records * 100)) -ge $((samples * 95)) ] && echo y)"
+check "completeness-$min_complete" "host: $records callchain records of $samples guest-mode samples ($(losses_line "$k"))" \
+	is_y "$([ "${samples:-0}" != null ] && [ "${samples:-0}" -gt 0 ] && [ $((records * 100)) -ge $((samples * min_complete)) ] && echo y)"
 # Case 5: both vCPUs busy, both sampled.
 v0=$(fact "$out/check.out" fp_vcpu0) v1=$(fact "$out/check.out" sys_vcpu1)
 check both-vcpus "fp on vCPU 0: $v0 records, sys on vCPU 1: $v1" is_y "$([ "${v0:-0}" -ge 20 ] && [ "${v1:-0}" -ge 20 ] && echo y)"
