@@ -9,8 +9,8 @@
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
 #                   migration and reset (guest-driver/tests/e2e; ~15 min)
-#   make check-debug the host suites on a debug L1 kernel (lockdep, KASAN, ...);
-#                   its first run builds that kernel (30-40 min, cached)
+#   make check-debug the host and e2e suites on a debug kernel (lockdep, KASAN,
+#                   ...); its first run builds that kernel (30-40 min, cached)
 #   make modules    the pvprof-enabled replacement KVM modules
 #   make guest-driver  the guest kernel module pvprof_guest.ko
 #   make agent      the guest agent pvprofd (static binary)
