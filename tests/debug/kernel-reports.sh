@@ -90,7 +90,8 @@ else
 	fi
 	out=$(extract_reports "$dir/dmesg.txt")
 	count=$(tail -n 1 <<< "$out" | cut -d' ' -f2)
-	grep '^KNOWN ' <<< "$out" | sed "s/^KNOWN \(\[[ 0-9.]*\] \)\{0,1\}/  note [$name]: known report, not counted: /"
+	grep '^KNOWN ' <<< "$out" | sed 's/^KNOWN \(\[[ 0-9.]*\] \)\{0,1\}//' |
+		while IFS= read -r line; do echo "  note [$name]: known report, not counted: $line"; done
 	out=$(grep -v '^KNOWN ' <<< "$out")
 	if [ "$count" -eq 0 ]; then
 		echo "PASS $name/kernel_reports"
