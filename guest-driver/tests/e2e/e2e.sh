@@ -79,12 +79,21 @@ wait_count() {
 	return 1
 }
 
-# host_status PID NAME: disable sampling so no notice is outstanding, then
-# keep the host's counters in $out/NAME.json.
+# host_status PID NAME: disable sampling, then keep the host's counters in
+# $out/NAME.json once every notice is answered or counted lost.
 host_status() {
+	local polls
 	"$TOOL" disable "$1" >> "$out/tool.log" 2>&1
-	sleep "$factor"
-	"$TOOL" status -j "$1" > "$out/$2.json" 2>> "$out/tool.log"
+	# Notices outstanding at DISABLE are answered (or counted lost) when the
+	# guest next takes its NMI: wait for the books to close, at most
+	# 10 s per time factor; the checks outside judge the last reading.
+	for ((polls = 0; polls < 20 * factor; polls++)); do
+		"$TOOL" status -j "$1" > "$out/$2.json" 2>> "$out/tool.log"
+		jq -e '.totals.notices == .totals.records + .losses.stale +
+		       .losses.invalid + .losses.unanswered' "$out/$2.json" > /dev/null 2>&1 &&
+			return
+		sleep 0.5
+	done
 }
 
 in_l1_main() {
