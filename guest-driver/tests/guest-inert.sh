@@ -148,11 +148,11 @@ make -s -C "$REPO_DIR/host-kvm" modules > "$outdir/host-kvm-build.log" 2>&1 ||
 "$NESTED_DIR/run-l1" --kvm stock --smp 2 --timeout 1500 --out "$outdir/stock" -- \
 	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/stock" stock \
 	> "$outdir/stock.stdout" 2> "$outdir/stock.stderr"
-check l1-stock-runs "run-l1 exited $?: $(tail -n 3 "$outdir/stock.stderr")" [ -f "$outdir/stock/stock.status" ]
-"$NESTED_DIR/run-l1" --kvm pvprof --smp 2 --timeout 2500 --out "$outdir/pvprof" -- \
+check l1-stock-runs "run-l1 exited $?: $(run_l1_said "$outdir/stock.stderr")" [ -f "$outdir/stock/stock.status" ]
+"$NESTED_DIR/run-l1" --kvm pvprof --smp 2 --timeout 1500 --out "$outdir/pvprof" -- \
 	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/pvprof" exposed registered hidden \
 	> "$outdir/pvprof.stdout" 2> "$outdir/pvprof.stderr"
-check l1-pvprof-runs "run-l1 exited $?: $(tail -n 3 "$outdir/pvprof.stderr")" [ -f "$outdir/pvprof/hidden.status" ]
+check l1-pvprof-runs "run-l1 exited $?: $(run_l1_said "$outdir/pvprof.stderr")" [ -f "$outdir/pvprof/hidden.status" ]
 
 not_supported='^host does not support pvprof (PROBE returned -1000)$'
 no_feature='^host offers no usable sampling (ABI 1, features 0x0; needs CPU_CLOCK or HW_EVENTS, and NMI_DELIVERED)$'

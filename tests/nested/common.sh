@@ -162,6 +162,12 @@ check() {
 	fi
 }
 
+# run_l1_said STDERR: run-l1's own messages in a file that holds its stderr,
+# without the console tail it appends on failure (the console is in its --out).
+run_l1_said() {
+	grep -v '^  | ' "$1" 2>/dev/null | tail -n 40
+}
+
 results_write() {
 	mkdir -p "$O/results"
 	echo "$passed $failed" > "$O/results/$1"

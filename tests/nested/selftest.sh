@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Self-test of the nested test host: four L1 boots through run-l1, each
+# Self-test of the nested test host: five L1 boots through run-l1, each
 # checking several properties, asserted here on the outer machine from
 # run-l1's exit status, its stdout and the files L1 left in the out share.
 # Writes "<passed> <failed>" to $O/results/nested-selftest.
@@ -45,7 +45,7 @@ token=$RANDOM$RANDOM$$
 runl1=$NESTED_DIR/run-l1
 outdir=$NESTED_OUT/selftest
 rm -rf "$outdir"
-mkdir -p "$outdir/a" "$outdir/b" "$outdir/c" "$outdir/d" "$O/results" || die "cannot create $outdir"
+mkdir -p "$outdir/a" "$outdir/b" "$outdir/c" "$outdir/d" "$outdir/e" "$O/results" || die "cannot create $outdir"
 start=$SECONDS
 
 # The L2 image: its hook prints a marker and exits with $L2_EXIT.
@@ -146,7 +146,33 @@ done
 check hung-boot-gives-up "no final message" grep -q 'L1 boot hung at .* 3 times; giving up' \
 	"$outdir/d.stderr"
 
-for f in a b c; do
+# Boot E: a CPU held with preemption off (watchdog_thresh=2 reports it after
+# 4 s) stops the run once the watchdog has seen it stuck for the bound, well
+# before --timeout, and the report names the spinning function.
+lockup_build=$O/nested/lockup-module
+mkdir -p "$lockup_build" &&
+	ln -sfn "$NESTED_DIR/lockup-module/Kbuild" "$lockup_build/Kbuild" &&
+	ln -sfn "$NESTED_DIR/lockup-module/runl1_lockup_test.c" "$lockup_build/runl1_lockup_test.c" &&
+	make -s -C "/lib/modules/$(default_kver)/build" M="$lockup_build" modules \
+		> "$outdir/lockup-build.log" 2>&1
+check lockup-module-builds "$(tail -n 5 "$outdir/lockup-build.log")" [ -f "$lockup_build/runl1_lockup_test.ko" ]
+e_start=$SECONDS
+RUNL1_LOCKUP_BOUND=10 "$runl1" --kvm none --timeout 300 --out "$outdir/e" \
+	--append watchdog_thresh=2 -- insmod "$lockup_build/runl1_lockup_test.ko" seconds=240 \
+	> "$outdir/e.stdout" 2> "$outdir/e.stderr"
+status=$?
+e_time=$((SECONDS - e_start))
+check lockup-exit-124 "exit status $status" [ "$status" -eq 124 ]
+check lockup-stops-early "took $e_time s for a 240 s lockup and --timeout 300" [ "$e_time" -le 90 ]
+check lockup-names-cpu "$(run_l1_said "$outdir/e.stderr" | tail -n 1)" \
+	grep -q '^run-l1: L1 locked up: CPU#0 stuck for [0-9]*s! \[insmod:[0-9]*\] and a CPU stayed stuck for [0-9]* s$' \
+	"$outdir/e.stderr"
+check lockup-report-kept "no runl1_lockup_spin in $outdir/e/lockup.txt" \
+	grep -q 'runl1_lockup_spin' "$outdir/e/lockup.txt"
+check lockup-report-summarised "no stack summary on stderr" \
+	grep -q '^  lockup| .*runl1_lockup' "$outdir/e.stderr"
+
+for f in a b c e; do
 	grep -h 'run-l1: L1 boot hung' "$outdir/$f.stderr"
 	grep -h 'run-l1: L1 booted in' "$outdir/$f.stderr"
 done | sed 's/^/  /'
