@@ -4,8 +4,8 @@
  *
  * Each online CPU registers one zeroed buffer with the host (spec section
  * 5.4).  All state changes of a CPU's registration run on that CPU with
- * IRQs off: the hotplug callbacks, the periodic check (an IPI), the reboot
- * path (an IPI) and syscore suspend/resume.  The only thing that can
+ * IRQs off: the hotplug callbacks, the periodic check (a work item bound to
+ * the CPU), the reboot path (an IPI) and syscore suspend/resume.  The only thing that can
  * interleave with them is this CPU's NMI handler, which touches the buffer
  * only while pvprof_cpu.active is set.  The flag is set after the zeroing
  * and before REGISTER, and cleared only after UNREGISTER returned: the
@@ -57,6 +57,15 @@ static bool pvprof_stopping;		/* reboot or kexec: never register again */
 
 static void pvprof_check_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(pvprof_check_work, pvprof_check_fn);
+
+/*
+ * The period's check of each CPU runs in a work item bound to that CPU:
+ * waiting for it from one thread, as a synchronous cross-CPU call would,
+ * stalls that thread for as long as the host does not run the other vCPU.
+ * A CPU whose previous check has not run yet is not queued again.
+ */
+static DEFINE_PER_CPU(struct work_struct, pvprof_cpu_check_works);
+static bool pvprof_check_probe_ok;	/* this period's PROBE allows REGISTER */
 
 /*
  * PROBE and its validity rules (spec section 2, "Detection").  Returns the
@@ -178,10 +187,10 @@ static void pvprof_cpu_unregister_ipi(void *unused)
 /*
  * The periodic check on one CPU (spec section 5.4 rule 4).  @probe_ok says
  * whether the PROBE of this period allows a new registration attempt.
+ * Context: on the buffer's CPU, IRQs off.
  */
-static void pvprof_cpu_check_ipi(void *probe_ok)
+static void pvprof_cpu_check(struct pvprof_cpu *pc, bool probe_ok)
 {
-	struct pvprof_cpu *pc = this_cpu_ptr(&pvprof_cpus);
 	long r;
 
 	if (READ_ONCE(pvprof_stopping) || !pc->pages)
@@ -207,12 +216,27 @@ static void pvprof_cpu_check_ipi(void *probe_ok)
 			smp_processor_id(), r);
 		return;
 	case PVPROF_CPU_FAILED:
-		if (*(bool *)probe_ok)
+		if (probe_ok)
 			pvprof_cpu_register(pc);
 		return;
 	case PVPROF_CPU_OFF:
 		return;
 	}
+}
+
+static void pvprof_cpu_check_fn(struct work_struct *work)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	/*
+	 * A CPU going offline hands its pending work items to another CPU,
+	 * whose registration is not this item's to check.
+	 */
+	if (work == this_cpu_ptr(&pvprof_cpu_check_works))
+		pvprof_cpu_check(this_cpu_ptr(&pvprof_cpus),
+				 READ_ONCE(pvprof_check_probe_ok));
+	local_irq_restore(flags);
 }
 
 static void pvprof_check_fn(struct work_struct *work)
@@ -230,8 +254,10 @@ static void pvprof_check_fn(struct work_struct *work)
 			break;
 		}
 	}
+	WRITE_ONCE(pvprof_check_probe_ok, probe_ok);
 	for_each_online_cpu(cpu)
-		smp_call_function_single(cpu, pvprof_cpu_check_ipi, &probe_ok, 1);
+		queue_work_on(cpu, system_freezable_wq,
+			      per_cpu_ptr(&pvprof_cpu_check_works, cpu));
 	cpus_read_unlock();
 	if (!READ_ONCE(pvprof_stopping))
 		queue_delayed_work(system_freezable_wq, &pvprof_check_work,
@@ -310,11 +336,21 @@ static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(pvprof_nmi);
 
+/* After it, no check runs or is queued; pvprof_stopping must be set. */
+static void pvprof_cancel_checks(void)
+{
+	unsigned int cpu;
+
+	cancel_delayed_work_sync(&pvprof_check_work);
+	for_each_possible_cpu(cpu)
+		cancel_work_sync(per_cpu_ptr(&pvprof_cpu_check_works, cpu));
+}
+
 /* Stop the periodic check and unregister every online CPU. */
 static void pvprof_stop_sampling(void)
 {
 	WRITE_ONCE(pvprof_stopping, true);
-	cancel_delayed_work_sync(&pvprof_check_work);
+	pvprof_cancel_checks();
 	cpus_read_lock();
 	on_each_cpu(pvprof_cpu_unregister_ipi, NULL, 1);
 	cpus_read_unlock();
@@ -375,8 +411,11 @@ static void pvprof_free_buffers(void)
 
 static int pvprof_start_sampling(void)
 {
+	unsigned int cpu;
 	int ret;
 
+	for_each_possible_cpu(cpu)
+		INIT_WORK(per_cpu_ptr(&pvprof_cpu_check_works, cpu), pvprof_cpu_check_fn);
 	ret = register_nmi_handler(NMI_LOCAL, pvprof_nmi, 0, "pvprof");
 	if (ret)
 		return ret;
@@ -406,7 +445,7 @@ static void pvprof_exit_sampling(void)
 	unregister_syscore_ops(&pvprof_syscore_ops);
 	unregister_reboot_notifier(&pvprof_reboot_nb);
 	WRITE_ONCE(pvprof_stopping, true);
-	cancel_delayed_work_sync(&pvprof_check_work);
+	pvprof_cancel_checks();
 	/* Runs pvprof_cpu_offline(), i.e. UNREGISTER, on every online CPU. */
 	cpuhp_remove_state(pvprof_hp_state);
 	/* Waits for handlers still running; after it no NMI reads a buffer. */
