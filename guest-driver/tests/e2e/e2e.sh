@@ -54,11 +54,17 @@ E2E_HZ=250
 # in-L1 half's argument inside).
 factor=${E2E_TIME_FACTOR:-1}
 
+# complete_lines FILE: the lines of a console that is still being written
+# which end in a newline (a line read half-written reads as something else).
+complete_lines() {
+	perl -ne 'print if /\n\z/' "$1" 2>/dev/null
+}
+
 # wait_for FILE PATTERN SECONDS: poll FILE for an extended regex.
 wait_for() {
 	local polls
 	for ((polls = 0; polls < $3 * 2 * factor; polls++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
+		complete_lines "$1" | grep -E "$2" > /dev/null && return 0
 		sleep 0.5
 	done
 	return 1
@@ -66,7 +72,7 @@ wait_for() {
 
 # count_lines FILE PATTERN
 count_lines() {
-	grep -cE "$2" "$1" 2>/dev/null
+	complete_lines "$1" | grep -cE "$2"
 }
 
 # wait_count FILE PATTERN N SECONDS: until FILE has N lines matching.
@@ -217,7 +223,7 @@ in_l1_mig() {
 	lines=$(count_lines "$out/b.console" MIG-STATE)
 	step b-after-reset wait_count "$out/b.console" MIG-STATE $((lines + 3)) 120
 	host_status "$pid_b" b
-	grep MIG-STATE "$out/b.console" | tail -n 1 > "$out/b-last-state"
+	complete_lines "$out/b.console" | grep MIG-STATE | tail -n 1 > "$out/b-last-state"
 	step quit-b qmp /tmp/e2e-b.qmp quit
 	wait "$cap_b"
 	echo "capture_b_status $?" >> "$out/capture.log"
