@@ -36,7 +36,7 @@ in_l1() {
 		if [ "$case" = hidden ]; then
 			echo 0 > "$EXPOSE_PARAM" || { echo 125 > "$out/$case.status"; continue; }
 		fi
-		"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --timeout 900 \
+		"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --timeout 300 \
 			--append "pvprof_case=$case" --console "$out/$case.console" 2> "$out/$case.stderr"
 		echo $? > "$out/$case.status"
 		[ "$case" = hidden ] && echo 1 > "$EXPOSE_PARAM"
@@ -145,14 +145,51 @@ done < <(ldd "$perf_bin" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
 make -s -C "$REPO_DIR/host-kvm" modules > "$outdir/host-kvm-build.log" 2>&1 ||
 	die "'make -C host-kvm modules' failed (see $outdir/host-kvm-build.log)"
 
-"$NESTED_DIR/run-l1" --kvm stock --smp 2 --timeout 1500 --out "$outdir/stock" -- \
-	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/stock" stock \
-	> "$outdir/stock.stdout" 2> "$outdir/stock.stderr"
-check l1-stock-runs "run-l1 exited $?: $(run_l1_said "$outdir/stock.stderr")" [ -f "$outdir/stock/stock.status" ]
-"$NESTED_DIR/run-l1" --kvm pvprof --smp 2 --timeout 1500 --out "$outdir/pvprof" -- \
-	"$TESTS_DIR/guest-inert.sh" --in-l1 "$outdir/pvprof" exposed registered hidden \
-	> "$outdir/pvprof.stdout" 2> "$outdir/pvprof.stderr"
-check l1-pvprof-runs "run-l1 exited $?: $(run_l1_said "$outdir/pvprof.stderr")" [ -f "$outdir/pvprof/hidden.status" ]
+# cases_left DIR CASE...: the CASEs without a status file in DIR, i.e. those
+# an L1 did not run to the end.
+cases_left() {
+	local dir=$1 case
+	shift
+	for case in "$@"; do
+		[ -f "$dir/$case.status" ] || echo "$case"
+	done
+}
+
+# run_l1_cases KVM CASE...: boot an L1 with the KVM (stock or pvprof) that
+# runs the CASEs, results in OUT/KVM, and check that every case ran.
+#
+# QEMU 7.2's TCG sometimes kills L1 while an L2 runs: an interrupt taken
+# between VMRUN and the VMLOAD that restores the host's GS base (see "Known
+# failure of the emulation" in tests/nested/README.md). run-l1 names how L1
+# died; when it was a triple fault or a lockup, the cases L1 did not finish
+# run again in a new L1, at most PVPROF_L1_BOOTS L1s in all (default 3), and
+# the output says so. Any other death fails at once.
+run_l1_cases() {
+	local kvm=$1 boot status said dir=$outdir/$1
+	local max_boots=${PVPROF_L1_BOOTS:-3}
+	shift
+	local left=("$@")
+	for ((boot = 1; ; boot++)); do
+		"$NESTED_DIR/run-l1" --kvm "$kvm" --smp 2 --timeout 600 --out "$dir" -- \
+			"$TESTS_DIR/guest-inert.sh" --in-l1 "$dir" "${left[@]}" \
+			> "$dir.$boot.stdout" 2> "$dir.$boot.stderr"
+		status=$?
+		said=$(run_l1_said "$dir.$boot.stderr")
+		mapfile -t left < <(cases_left "$dir" "${left[@]}")
+		[ "${#left[@]}" -gt 0 ] && [ "$boot" -lt "$max_boots" ] || break
+		grep -q -e '^run-l1: QEMU logged a triple fault' -e '^run-l1: L1 locked up' <<< "$said" || break
+		echo "NOTE l1-$kvm: L1 $boot of at most $max_boots died in case ${left[0]} (run-l1 exited $status):"
+		grep -e 'triple fault' -e 'locked up' -e '^run-l1: L1 powered off' <<< "$said" | sed 's/^/NOTE   /'
+		mv "$dir/console.log" "$dir/console.died-$boot.log"
+		cp -r "$dir/.run-l1" "$dir/.run-l1.died-$boot" 2> /dev/null
+		echo "NOTE l1-$kvm: kept as $dir/console.died-$boot.log and .run-l1.died-$boot/"
+		echo "NOTE l1-$kvm: the emulation's known failure (tests/nested/README.md); ${left[*]} again in a new L1"
+	done
+	check "l1-$kvm-runs" "run-l1 exited $status ($boot L1s): $said" [ "${#left[@]}" = 0 ]
+}
+
+run_l1_cases stock stock
+run_l1_cases pvprof exposed registered hidden
 
 not_supported='^host does not support pvprof (PROBE returned -1000)$'
 no_feature='^host offers no usable sampling (ABI 1, features 0x0; needs CPU_CLOCK or HW_EVENTS, and NMI_DELIVERED)$'
