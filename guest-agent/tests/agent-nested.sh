@@ -100,7 +100,7 @@ cc -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$REPO_DIR" -o "$BUILD/
 
 "$NESTED_DIR/run-l1" --kvm pvprof --timeout 1200 --out "$outdir" -- \
 	"$TESTS_DIR/agent-nested.sh" --in-l1 "$outdir" > "$outdir/l1.stdout" 2> "$outdir/l1.stderr"
-check l1-runs "run-l1 exited $?: $(tail -n 2 "$outdir/l1.stderr")" [ -f "$outdir/l2.status" ]
+check l1-runs "run-l1 exited $?: $(run_l1_said "$outdir/l1.stderr")" [ -f "$outdir/l2.status" ]
 check l2-runs "run-l2 exited '$(cat "$outdir/l2.status" 2>/dev/null)'" \
 	[ "$(cat "$outdir/l2.status" 2>/dev/null)" = 0 ]
 check agent-starts "agent_alive '$(fact agent_alive)'; $(grep -m1 AGENTLOG "$outdir/l2.console")" \

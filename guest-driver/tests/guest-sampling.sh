@@ -88,7 +88,7 @@ make -s -C "$REPO_DIR/host-kvm/tool" > "$outdir/tool-build.log" 2>&1 ||
 
 "$NESTED_DIR/run-l1" --kvm pvprof --smp 2 --timeout 1500 --out "$outdir" -- \
 	"$TESTS_DIR/guest-sampling.sh" --in-l1 "$outdir" > "$outdir/l1.stdout" 2> "$outdir/l1.stderr"
-check l1-runs "run-l1 exited $?: $(tail -n 2 "$outdir/l1.stderr")" [ -f "$outdir/l2.status" ]
+check l1-runs "run-l1 exited $?: $(run_l1_said "$outdir/l1.stderr")" [ -f "$outdir/l2.status" ]
 check l2-runs "run-l2 exited '$(cat "$outdir/l2.status" 2>/dev/null)'" \
 	[ "$(cat "$outdir/l2.status" 2>/dev/null)" = 0 ]
 check insmod "insmod exited '$(fact insmod_status)'" [ "$(fact insmod_status)" = 0 ]

@@ -368,7 +368,7 @@ tr -d '\r' < "$con" 2>/dev/null | grep -E '^(KSYM|KTEXT|KMOD) ' > "$out/ksyms"
 	--sys "$(fact "$con" pid_sys):$base/e2e-sys.nm" \
 	--nofp "$(fact "$con" pid_nofp):$base/e2e-nofp.nm" \
 	"$out/main.stream" > "$out/check.out" 2> "$out/check.err"
-check l1-runs "run-l1 exited $l1_status: $(tail -n 2 "$out/l1.stderr")" [ -f "$out/l2.status" ]
+check l1-runs "run-l1 exited $l1_status: $(run_l1_said "$out/l1.stderr")" [ -f "$out/l2.status" ]
 check l2-runs "run-l2 exited '$(cat "$out/l2.status" 2>/dev/null)'" [ "$(cat "$out/l2.status" 2>/dev/null)" = 0 ]
 check insmod "insmod exited '$(fact "$con" insmod_status)'" [ "$(fact "$con" insmod_status)" = 0 ]
 check stream-captured "$(tr '\n' ' ' < "$out/capture.log" 2>/dev/null)" grep -qx 'capture_status 0' "$out/capture.log"
