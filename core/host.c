@@ -267,6 +267,26 @@ __u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
 }
 
 /**
+ * pvprof_host_sample_waits() - must the pending sample wait to be a notice
+ * @r: the registration
+ * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
+ * @nmi_busy: as for pvprof_host_nmi_gate()
+ *
+ * While notices already written are unconsumed and an NMI that will read
+ * them is on its way or being handled, a new notice would be the newest
+ * one that NMI finds: the guest would answer it with the older sample's
+ * stack and the older sample as stale.  The sample stays in the slot until
+ * the guest has read them (spec section 10.2, step 4).
+ *
+ * Return: true when the caller must leave the sample pending.
+ */
+bool pvprof_host_sample_waits(const struct pvprof_host_ring *r,
+			      __u64 guest_notice_tail, bool nmi_busy)
+{
+	return nmi_busy && guest_notice_tail != r->notice_head;
+}
+
+/**
  * pvprof_host_nmi_gate() - decide whether to inject a pvprof NMI
  * @r: the registration
  * @acct: the vCPU's counters

@@ -112,6 +112,8 @@ bool pvprof_host_notice_prepare(struct pvprof_host_ring *r,
 				struct pvprof_notice *out, __u32 *offset);
 __u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
 				 struct pvprof_vcpu_acct *acct);
+bool pvprof_host_sample_waits(const struct pvprof_host_ring *r,
+			      __u64 guest_notice_tail, bool nmi_busy);
 bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
 			  __u64 guest_notice_tail, bool nmi_busy);
 bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending);

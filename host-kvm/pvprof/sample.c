@@ -496,18 +496,44 @@ static bool pvprof_nmi_busy(struct kvm_vcpu *vcpu)
 	       static_call(kvm_x86_get_nmi_mask)(vcpu);
 }
 
-/* Turn the pending sample into a notice and ring the NMI gate. */
-static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv,
-			 const struct pvprof_sample *sample)
+/* Take the sample out of the slot; false when there is none. */
+static bool pvprof_take_sample(struct pvprof_vcpu *pv,
+			       struct pvprof_sample *sample)
+{
+	/* Pairs with the handler's release of a full slot. */
+	if (!smp_load_acquire(&pv->slot_full))
+		return false;
+	*sample = pv->slot;
+	/* The copy is complete before the handler may refill it. */
+	smp_store_release(&pv->slot_full, 0);
+	return true;
+}
+
+/*
+ * Turn the sample in the slot into a notice and ring the NMI gate, unless
+ * it must wait for the guest to read the notices before it
+ * (pvprof_host_sample_waits()); kvm_pvprof_vcpu_exited() then asks again
+ * after every exit.
+ */
+static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 {
 	struct kvm *kvm = vcpu->kvm;
 	struct pvprof_notice notice;
+	struct pvprof_sample sample;
+	bool nmi_busy;
 	u64 tail;
 	u32 off;
 
+	if (!READ_ONCE(pv->slot_full))
+		return 0;
 	if (pvprof_get_u64(pv, OFF_NOTICE_TAIL, &tail))
 		return -EFAULT;
-	if (pvprof_host_notice_prepare(&pv->ring, &pv->acct, tail, sample,
+	nmi_busy = pvprof_nmi_busy(vcpu);
+	if (pvprof_host_sample_waits(&pv->ring, tail, nmi_busy))
+		return 0;
+	if (!pvprof_take_sample(pv, &sample))
+		return 0;
+	if (pvprof_host_notice_prepare(&pv->ring, &pv->acct, tail, &sample,
 				       &notice, &off)) {
 		if (kvm_write_guest_offset_cached(kvm, &pv->buf, &notice, off,
 						  sizeof(notice))) {
@@ -521,7 +547,7 @@ static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv,
 				   pvprof_host_notice_publish(&pv->ring, &pv->acct)))
 			return -EFAULT;
 	}
-	if (!pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, pvprof_nmi_busy(vcpu)))
+	if (!pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, nmi_busy))
 		return 0;
 	if (pvprof_put_u64(kvm, pv, OFF_NMI_HEAD, pv->ring.nmi_head))
 		return -EFAULT;
@@ -535,39 +561,30 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 {
 	struct kvm *kvm = vcpu->kvm;
 	struct pvprof_sample sample;
-	bool pending = false;
 
 	if (entering)
 		pvprof_sync_event(pvm, pv);
 	pvprof_fold_irq_counts(pv);
-	/* Pairs with the handler's release of a full slot. */
-	if (smp_load_acquire(&pv->slot_full)) {
-		sample = pv->slot;
-		/* The copy is complete before the handler may refill it. */
-		smp_store_release(&pv->slot_full, 0);
-		pending = true;
-	}
 	if (pv->registered && pvprof_vm_hidden(kvm))
 		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 	if (!pv->registered) {
-		if (pending)
+		if (pvprof_take_sample(pv, &sample))
 			pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
 		return;
 	}
 	if (!pvprof_identity_ok(kvm, pv)) {
-		pvprof_buffer_gone(pvm, pv, pending);
+		pvprof_buffer_gone(pvm, pv, pvprof_take_sample(pv, &sample));
 		return;
 	}
 	if (pvprof_host_indices_exhausted(&pv->ring)) {
-		if (pending)
+		if (pvprof_take_sample(pv, &sample))
 			pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
 		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 		return;
 	}
-	if (pvprof_publish_state(kvm, pvm, pv) ||
-	    (pending && pvprof_notice(vcpu, pv, &sample)) ||
+	if (pvprof_publish_state(kvm, pvm, pv) || pvprof_notice(vcpu, pv) ||
 	    pvprof_drain(kvm, pvm, pv, false))
-		pvprof_buffer_gone(pvm, pv, false);
+		pvprof_buffer_gone(pvm, pv, pvprof_take_sample(pv, &sample));
 }
 
 /* Changed loss counts reach the stream at least once a second. */
@@ -612,6 +629,21 @@ static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
 void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
 {
 	pvprof_vcpu_run(vcpu, true);
+}
+
+/**
+ * kvm_pvprof_vcpu_exited() - the vCPU left guest mode
+ * @vcpu: the vCPU, on its own thread, kvm->srcu held
+ *
+ * A sample waiting in its slot until the guest has read the notices before
+ * it (pvprof_notice()) asks again before the next entry.
+ */
+void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
+
+	if (pv && READ_ONCE(pv->slot_full))
+		kvm_make_request(KVM_REQ_PVPROF, vcpu);
 }
 
 /**

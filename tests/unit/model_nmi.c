@@ -60,6 +60,7 @@ struct model {
 	bool progress_since_nmi;
 	bool swallow_nmi;
 	bool want_register;
+	bool slot_full;			/* a sample pending on the host */
 	__u64 nmis_delivered;
 	__u64 attributed;		/* deliveries the host attributed to pvprof */
 	__u64 not_attributed;
@@ -77,6 +78,7 @@ struct model {
 	__u64 ref_notices;
 	__u64 ref_ring_full;
 	__u64 ref_unregistered;
+	__u64 ref_slot_busy;
 	__u64 ref_nmis;
 	__u64 ref_unconsumed;		/* written, not consumed by the guest */
 	bool ref_owed;			/* a pvprof NMI not yet attributed a delivery */
@@ -155,6 +157,8 @@ static void check_books(struct model *m)
 	       "ring-full losses differ from the reference");
 	RCHECK(m, a->losses[PVPROF_LOSS_UNREGISTERED] == m->ref_unregistered,
 	       "unregistered losses differ from the reference");
+	RCHECK(m, a->losses[PVPROF_LOSS_SLOT_BUSY] == m->ref_slot_busy,
+	       "slot-busy losses differ from the reference");
 	RCHECK(m, a->callchains == m->ref_callchains, "callchains %llu, reference %llu",
 	       (unsigned long long)a->callchains, (unsigned long long)m->ref_callchains);
 	RCHECK(m, a->losses[PVPROF_LOSS_STALE] == m->ref_stale, "stale differs");
@@ -356,12 +360,13 @@ static void check_new_callchains(struct model *m)
 
 /*
  * The vCPU thread before an entry, in the spec's order: drain, write the
- * pending sample's notice, the NMI gate; then KVM's NMI processing and,
- * when the guest can take one, delivery.
+ * pending sample's notice unless it must wait, the NMI gate; then KVM's NMI
+ * processing and, when the guest can take one, delivery.  A sample finding
+ * one pending is lost; a pending one is retried before every entry.
  */
 static void entry(struct model *m, bool with_sample)
 {
-	bool want_nmi, injected, busy;
+	bool want_nmi, injected, busy, waits;
 
 	if (!m->running)
 		return;
@@ -377,9 +382,24 @@ static void entry(struct model *m, bool with_sample)
 		m->ref_ring_callchains = 0;
 		check_new_callchains(m);
 	}
-	if (with_sample)
-		sample(m);
+	if (with_sample && m->slot_full) {
+		m->ref_samples++;
+		m->ref_slot_busy++;
+		sim_host_slot_busy(&m->v);
+	} else if (with_sample) {
+		m->slot_full = true;
+	}
 	busy = m->nmi_queued || m->nmi_pending || m->nmi_masked;
+	if (m->slot_full) {
+		waits = sim_host_sample_waits(&m->v, busy);
+		RCHECK(m, waits == (m->v.registered && m->ref_unconsumed && busy),
+		       "the sample %s with %llu unconsumed", waits ? "waits" : "goes on",
+		       (unsigned long long)m->ref_unconsumed);
+		if (!waits) {
+			m->slot_full = false;
+			sample(m);
+		}
+	}
 	if (m->v.registered && !busy)
 		m->ref_owed = false;
 	want_nmi = m->v.registered && m->ref_unconsumed && !busy;
@@ -512,9 +532,9 @@ static void settle(struct model *m)
 		}
 		m->progress_since_nmi = true;
 		check_books(m);
-		if (!m->ref_unconsumed && !m->ref_in_ring && !m->nmi_pending &&
-		    !m->nmi_queued && !m->nmi_masked && !m->foreign_work &&
-		    !m->want_register)
+		if (!m->slot_full && !m->ref_unconsumed && !m->ref_in_ring &&
+		    !m->nmi_pending && !m->nmi_queued && !m->nmi_masked &&
+		    !m->foreign_work && !m->want_register)
 			break;
 	}
 	MCHECK(m, i < 1000, "protocol did not settle: %llu unconsumed, %u NMIs pending",

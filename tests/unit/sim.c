@@ -141,6 +141,23 @@ __u32 sim_host_drain(struct sim_vcpu *v)
 	return n;
 }
 
+/* Must the pending sample wait (spec section 10.2, step 4)? */
+bool sim_host_sample_waits(struct sim_vcpu *v, bool nmi_busy)
+{
+	return v->registered &&
+	       pvprof_host_sample_waits(&v->ring, pvprof_load_acquire(&hdr(v)->notice_tail),
+					nmi_busy);
+}
+
+/* A sample found the previous one still pending. */
+void sim_host_slot_busy(struct sim_vcpu *v)
+{
+	if (v->registered)
+		pvprof_host_sample_lost(&v->ring, &v->acct, PVPROF_LOSS_SLOT_BUSY);
+	else
+		pvprof_acct_sample_lost(&v->acct, PVPROF_LOSS_SLOT_BUSY);
+}
+
 bool sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_busy)
 {
 	if (!v->registered)

@@ -162,6 +162,24 @@ START_TEST(host_notice_garbage_tail)
 }
 END_TEST
 
+START_TEST(host_sample_waits_for_unread_notices)
+{
+	setup(8192);
+	/* Nothing written yet: a sample never waits, busy or not. */
+	ck_assert(!pvprof_host_sample_waits(&ring, 0, true));
+	ck_assert(sample(0));
+	/* Notice 1 unread and an NMI on its way: the next sample waits. */
+	ck_assert(pvprof_host_sample_waits(&ring, 0, true));
+	/* Unread but nothing in flight (the VMM dropped it): it goes on. */
+	ck_assert(!pvprof_host_sample_waits(&ring, 0, false));
+	/* Read, the handler still running: it goes on (answered stale later). */
+	ck_assert(!pvprof_host_sample_waits(&ring, 1, true));
+	/* A garbage tail is unread notices too; it never blocks an idle vCPU. */
+	ck_assert(pvprof_host_sample_waits(&ring, 9, true));
+	ck_assert(!pvprof_host_sample_waits(&ring, 9, false));
+}
+END_TEST
+
 START_TEST(host_nmi_gate_one_owed)
 {
 	setup(8192);
@@ -381,6 +399,7 @@ Suite *host_suite(void)
 	PVPROF_ADD_TEST(s, host_header_clean_at_register);
 	PVPROF_ADD_TEST(s, host_notice_ring_full);
 	PVPROF_ADD_TEST(s, host_notice_garbage_tail);
+	PVPROF_ADD_TEST(s, host_sample_waits_for_unread_notices);
 	PVPROF_ADD_TEST(s, host_nmi_gate_one_owed);
 	PVPROF_ADD_TEST(s, host_records_bad_index);
 	PVPROF_ADD_TEST(s, host_record_outcomes);
