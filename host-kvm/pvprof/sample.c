@@ -756,15 +756,12 @@ void kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
 void pvprof_vcpu_unregister(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 {
 	struct pvprof_vm *pvm = pv->pvm;
+	struct pvprof_sample sample;
 
 	lockdep_assert_held(&pv->lock);
 	pvprof_fold_irq_counts(pv);
-	/* A sample the handler left (acquire/release as in the entry path). */
-	if (smp_load_acquire(&pv->slot_full)) {
-		/* Nothing is copied: the sample is discarded. */
-		smp_store_release(&pv->slot_full, 0);
+	if (pvprof_take_sample(pv, &sample))
 		pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
-	}
 	if (!pv->registered)
 		return;
 	if (pvprof_identity_ok(vcpu->kvm, pv) &&
