@@ -81,6 +81,7 @@ enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 	delivered = PVPROF_READ_ONCE(h->nmi_delivered);
 	verdict = delivered != gb->nmi_seen ? PVPROF_NMI_CLAIMED : PVPROF_NMI_NOT_OURS;
 	if (verdict == PVPROF_NMI_CLAIMED) {
+		res->deliveries = delivered - gb->nmi_seen;
 		gb->nmi_seen = delivered;
 		bump(&h->guest_nmis_claimed, 1);
 	}

@@ -47,6 +47,11 @@ enum pvprof_nmi_verdict {
 
 /**
  * struct pvprof_nmi_result - what one handler run consumed and wrote
+ * @deliveries: deliveries the host attributed to pvprof since the last
+ *	claim (nmi_delivered minus the count last seen), 0 unless claimed.
+ *	More than 1 when an NMI nested in the handler was attributed before
+ *	this run read the count: its own run of the handlers follows and
+ *	finds nothing to claim.
  * @consumed: notices consumed
  * @callchains: callchain records posted (0 or 1)
  * @stale: stale records posted
@@ -54,12 +59,28 @@ enum pvprof_nmi_verdict {
  * @garbage: notice_head was out of bounds; the tail was resynced
  */
 struct pvprof_nmi_result {
+	__u64 deliveries;
 	__u32 consumed;
 	__u32 callchains;
 	__u32 stale;
 	__u32 dropped;
 	bool garbage;
 };
+
+/**
+ * pvprof_guest_nmi_handled() - what the NMI handler returns to the kernel
+ * @res: the result of this run
+ *
+ * A count of handled events, as Linux's NMI handlers return: more than one
+ * makes default_do_nmi() swallow the next back-to-back NMI that nobody
+ * claims, the empty run a nested NMI claimed early leaves behind.
+ *
+ * Return: 0 (not pvprof's), 1, or 2 for two or more deliveries.
+ */
+static inline int pvprof_guest_nmi_handled(const struct pvprof_nmi_result *res)
+{
+	return res->deliveries > 2 ? 2 : (int)res->deliveries;
+}
 
 int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size);
 enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,

@@ -31,6 +31,7 @@ static void pvprof_sum_stats(struct pvprof_cpu_stats *sum)
 		const struct pvprof_cpu_stats *s = &per_cpu_ptr(&pvprof_cpus, cpu)->stats;
 
 		sum->nmis_claimed += READ_ONCE(s->nmis_claimed);
+		sum->nmis_merged += READ_ONCE(s->nmis_merged);
 		sum->notices += READ_ONCE(s->notices);
 		sum->records += READ_ONCE(s->records);
 		sum->stale += READ_ONCE(s->stale);
@@ -61,6 +62,7 @@ static int stats_show(struct seq_file *m, void *unused)
 
 	pvprof_sum_stats(&sum);
 	seq_printf(m, "nmis_claimed %llu\n", sum.nmis_claimed);
+	seq_printf(m, "nmis_merged %llu\n", sum.nmis_merged);
 	seq_printf(m, "notices %llu\n", sum.notices);
 	seq_printf(m, "records %llu\n", sum.records);
 	seq_printf(m, "stale %llu\n", sum.stale);

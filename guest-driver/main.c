@@ -308,6 +308,15 @@ static int pvprof_cpu_offline(unsigned int cpu)
  * The NMI handler (spec section 10.3).  core/guest.c answers whatever
  * notices it finds and claims exactly the deliveries the host attributed
  * to pvprof.
+ *
+ * An IRET inside an NMI handler (returning from a page fault, a breakpoint
+ * of text patching) ends NMI blocking, for KVM as for the CPU, and another
+ * NMI can arrive before the handler ends.  x86's entry code makes that one
+ * a second run of all handlers over the same registers; if it arrived
+ * before this run read nmi_delivered, this run claims both deliveries and
+ * the second run finds nothing.  Returning 2 says so
+ * (pvprof_guest_nmi_handled()): default_do_nmi() then swallows that
+ * back-to-back run instead of reporting it unknown.
  */
 static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 {
@@ -315,6 +324,7 @@ static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 	struct pvprof_nmi_result res;
 	enum pvprof_nmi_verdict verdict;
 	u64 start, ns;
+	int handled;
 
 	if (!READ_ONCE(pc->active))
 		return NMI_DONE;
@@ -329,10 +339,13 @@ static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 	pc->stats.stale += res.stale;
 	pc->stats.dropped += res.dropped;
 	pc->stats.handler_ns[min_t(u32, fls64(ns), PVPROF_HIST_BUCKETS - 1)]++;
-	if (verdict == PVPROF_NMI_NOT_OURS)
+	handled = pvprof_guest_nmi_handled(&res);
+	if (!handled)
 		return NMI_DONE;
 	pc->stats.nmis_claimed++;
-	return NMI_HANDLED;
+	if (handled > 1)
+		pc->stats.nmis_merged++;
+	return handled;
 }
 NOKPROBE_SYMBOL(pvprof_nmi);
 

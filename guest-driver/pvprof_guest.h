@@ -16,7 +16,9 @@
 
 /**
  * struct pvprof_cpu_stats - one CPU's counters
- * @nmis_claimed: NMIs the handler claimed (it consumed notices)
+ * @nmis_claimed: NMIs the handler claimed (the host attributed a delivery)
+ * @nmis_merged: claims that covered two or more deliveries (an NMI nested
+ *	in the handler after an IRET in it)
  * @notices: notices consumed
  * @records: callchain records posted
  * @stale: stale records posted
@@ -34,6 +36,7 @@
  */
 struct pvprof_cpu_stats {
 	u64 nmis_claimed;
+	u64 nmis_merged;
 	u64 notices;
 	u64 records;
 	u64 stale;

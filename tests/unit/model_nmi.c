@@ -9,7 +9,9 @@
  * handler claims, like perf; one with none, like a VMM's inject-nmi), the
  * guest being descheduled, the host dropping a registration and the guest
  * registering again, and Linux's NMI dispatch (every handler runs; an NMI
- * nobody claims is "unknown" unless it is a swallowed back-to-back one).
+ * nobody claims is "unknown" unless it is a swallowed back-to-back one;
+ * an exception's IRET inside a handler ends NMI blocking, and an NMI
+ * nested after it makes every handler run once more).
  *
  * pvprof must claim exactly the deliveries the host attributed to it and
  * must never leave more unclaimed deliveries than foreign NMIs were sent.
@@ -39,8 +41,10 @@ struct params {
 	int p_sched;
 	int p_exit;
 	int p_drop;
+	int p_fault;		/* percent of handler runs and captures taking an exception */
 	int p_drain;		/* percent of entries that drain records */
 	bool randomize;		/* let the seed pick the weights too */
+	bool expect_merges;	/* the run must have nested and merged NMIs */
 	int hostile;		/* percent of steps the guest scribbles on its buffer */
 };
 
@@ -56,7 +60,9 @@ struct model {
 	bool nmi_masked;
 	bool running;
 
-	/* Guest kernel (arch/x86/kernel/nmi.c) */
+	/* Guest kernel (arch/x86/kernel/nmi.c, arch/x86/entry/entry_64.S) */
+	bool in_nmi;			/* the handlers are running */
+	bool nmi_latched;		/* an NMI nested in them: run them again */
 	bool progress_since_nmi;
 	bool swallow_nmi;
 	bool want_register;
@@ -65,8 +71,13 @@ struct model {
 	__u64 attributed;		/* deliveries the host attributed to pvprof */
 	__u64 not_attributed;
 	__u64 foreign_nmis;		/* foreign NMIs sent, with or without work */
-	__u64 unclaimed;		/* deliveries no handler claimed */
+	__u64 unclaimed;		/* handler runs nobody claimed */
 	__u64 swallowed;
+	__u64 unknown;			/* unclaimed and not swallowed: reported */
+	__u64 to_claim;			/* attributed deliveries pvprof has not claimed */
+	__u64 faults;			/* exceptions (IRETs) inside handlers */
+	__u64 nested;			/* NMIs delivered inside handlers */
+	__u64 merged;			/* claims of more than one delivery */
 
 	/* Foreign NMI source: work it raised, checked by its own handler. */
 	__u64 foreign_work;
@@ -235,6 +246,18 @@ struct handler_ctx {
 };
 
 /*
+ * An exception inside an NMI handler returns with IRET, which KVM takes for
+ * the end of the NMI (its IRET intercept): NMIs are unblocked until the
+ * handlers are done, and the exits that follow can deliver one.
+ */
+static void handler_exception(struct model *m)
+{
+	m->faults++;
+	m->nmi_masked = false;
+	entry(m, chance(m, 70));
+}
+
+/*
  * The capture runs between the handler's load of notice_head and its
  * stores of record_head and notice_tail: a VM exit there (a sample, an
  * interrupt) runs the host's entry path against a half-done handler.
@@ -245,11 +268,14 @@ static void capture_with_exit(void *ctx, const struct pvprof_notice *n,
 	struct handler_ctx *hc = ctx;
 
 	sim_capture(&hc->sc, n, rec, max_frames);
-	if (chance(hc->m, 30))
+	if (chance(hc->m, hc->m->p.p_fault))
+		handler_exception(hc->m);
+	else if (chance(hc->m, 30))
 		entry(hc->m, chance(hc->m, 70));
 }
 
-static void deliver_nmi(struct model *m)
+/* One run of every NMI handler of the guest; pvprof's is the core. */
+static void run_handlers(struct model *m, bool b2b)
 {
 	struct handler_ctx ctx = {
 		.m = m,
@@ -258,42 +284,27 @@ static void deliver_nmi(struct model *m)
 	};
 	struct pvprof_nmi_result res;
 	enum pvprof_nmi_verdict verdict;
-	__u64 batch = m->ref_unconsumed;
-	__u64 room = m->v.gb.geo.record_slots - m->ref_in_ring;
-	__u64 answer = batch < room ? batch : room;
-	bool b2b = !m->progress_since_nmi;
-	bool more, ours, visible;
+	__u64 batch, room, answer;
 	int handled = 0;
 
-	m->nmi_pending--;
-	more = m->nmi_pending || m->nmi_queued;
-	ours = m->ref_owed && !more;
-	visible = sim_host_nmi_delivery(&m->v, more);
-	MCHECK(m, !visible || ours, "the host attributed a delivery it did not owe");
-	if (ours) {
-		m->ref_owed = false;
-		m->attributed++;
-	} else {
-		m->not_attributed++;
-	}
-	MCHECK(m, m->attributed <= m->v.acct.nmis, "%llu deliveries attributed to %llu injections",
-	       (unsigned long long)m->attributed, (unsigned long long)m->v.acct.nmis);
-	MCHECK(m, m->not_attributed <= m->foreign_nmis,
-	       "%llu deliveries not pvprof's but only %llu foreign NMIs sent",
-	       (unsigned long long)m->not_attributed, (unsigned long long)m->foreign_nmis);
-	m->nmi_masked = true;
-	m->nmis_delivered++;
-	m->progress_since_nmi = false;
-	if (!b2b)
-		m->swallow_nmi = false;
+	/* The entry code or a handler before pvprof's takes an exception. */
+	if (chance(m, m->p.p_fault))
+		handler_exception(m);
+	batch = m->ref_unconsumed;
+	room = m->v.gb.geo.record_slots - m->ref_in_ring;
+	answer = batch < room ? batch : room;
 
-	/* Every NMI handler of the guest runs; pvprof's is the core. */
 	verdict = pvprof_guest_nmi(&m->v.gb, capture_with_exit, &ctx, &res);
-	MCHECK(m, (verdict == PVPROF_NMI_CLAIMED) == visible,
-	       "pvprof %s a delivery the host %s", visible ? "did not claim" : "claimed",
-	       visible ? "attributed to it" : "did not attribute to it");
-	if (verdict == PVPROF_NMI_CLAIMED)
-		handled++;
+	MCHECK(m, (verdict == PVPROF_NMI_CLAIMED) == !!res.deliveries,
+	       "verdict %d with %llu deliveries", verdict,
+	       (unsigned long long)res.deliveries);
+	MCHECK(m, res.deliveries <= m->to_claim,
+	       "pvprof claimed %llu deliveries of %llu the host attributed to it",
+	       (unsigned long long)res.deliveries, (unsigned long long)m->to_claim);
+	m->to_claim -= res.deliveries;
+	handled += pvprof_guest_nmi_handled(&res);
+	if (res.deliveries > 1)
+		m->merged++;
 	if (batch) {
 		/* Whichever NMI comes first answers; notices written during the handler wait. */
 		RCHECK(m, res.consumed == batch, "consumed %u of %llu",
@@ -320,7 +331,57 @@ static void deliver_nmi(struct model *m)
 		m->unclaimed++;
 		if (b2b && m->swallow_nmi)
 			m->swallowed++;
+		else
+			m->unknown++;
 	}
+}
+
+static void deliver_nmi(struct model *m)
+{
+	bool b2b = !m->progress_since_nmi;
+	bool more, ours, visible;
+
+	m->nmi_pending--;
+	more = m->nmi_pending || m->nmi_queued;
+	ours = m->ref_owed && !more;
+	visible = sim_host_nmi_delivery(&m->v, more);
+	MCHECK(m, !visible || ours, "the host attributed a delivery it did not owe");
+	if (ours) {
+		m->ref_owed = false;
+		m->attributed++;
+	} else {
+		m->not_attributed++;
+	}
+	MCHECK(m, m->attributed <= m->v.acct.nmis, "%llu deliveries attributed to %llu injections",
+	       (unsigned long long)m->attributed, (unsigned long long)m->v.acct.nmis);
+	MCHECK(m, m->not_attributed <= m->foreign_nmis,
+	       "%llu deliveries not pvprof's but only %llu foreign NMIs sent",
+	       (unsigned long long)m->not_attributed, (unsigned long long)m->foreign_nmis);
+	m->to_claim += visible;
+	m->nmis_delivered++;
+	if (m->in_nmi) {
+		/*
+		 * Nested in the handlers after an IRET: the entry code latches
+		 * it and returns at once, with an IRET that ends its blocking.
+		 */
+		m->nested++;
+		m->nmi_latched = true;
+		return;
+	}
+	m->nmi_masked = true;
+	m->progress_since_nmi = false;
+	if (!b2b)
+		m->swallow_nmi = false;
+	m->in_nmi = true;
+	do {
+		m->nmi_latched = false;
+		run_handlers(m, b2b);
+		/* The run a nested NMI asks for sees the same registers. */
+		b2b = true;
+	} while (m->nmi_latched);
+	m->in_nmi = false;
+	MCHECK(m, m->to_claim == 0, "%llu deliveries attributed to pvprof left unclaimed",
+	       (unsigned long long)m->to_claim);
 }
 
 /* Callchains the last drain emitted: in seq order, with the host's facts. */
@@ -589,6 +650,7 @@ static void run_model(struct params p)
 		m->p.p_ownerless = rnd(m) % 10;
 		m->p.p_sched = rnd(m) % 8;
 		m->p.p_drop = rnd(m) % 3 == 0;
+		m->p.p_fault = rnd(m) % 2 ? (int)(rnd(m) % 25) : 0;
 	}
 	drain = m->p.p_drain;
 	m->ip_of_seq = calloc(MAX_SEQ, sizeof(*m->ip_of_seq));
@@ -613,8 +675,13 @@ static void run_model(struct params p)
 	       (unsigned long long)a->losses[PVPROF_LOSS_UNANSWERED],
 	       (unsigned long long)m->ref_unanswered_closed);
 	check_stream(m);
+	/* Only another source's NMIs may be reported as unknown. */
+	MCHECK(m, m->foreign_nmis || !m->unknown, "%llu unknown NMIs without a foreign one",
+	       (unsigned long long)m->unknown);
 	/* The run must have exercised what it claims to test. */
 	MCHECK(m, a->notices > 100 && (p.hostile || a->callchains > 50), "too little traffic");
+	MCHECK(m, !p.expect_merges || (m->nested && m->merged && m->swallowed),
+	       "no NMI nested, merged and swallowed");
 	if (p.hostile) {
 		__u64 rejects = 0;
 		unsigned int i;
@@ -636,7 +703,8 @@ static void run_model(struct params p)
 
 	printf("  seed %-4llu size %5u drain %3d%% iret %2d foreign %2d: samples %llu notices %llu callchains %llu "
 	       "stale %llu unanswered %llu ring_full %llu unregistered %llu nmis %llu "
-	       "delivered %llu (pvprof %llu) foreign %llu unclaimed %llu swallowed %llu\n",
+	       "delivered %llu (pvprof %llu) foreign %llu unclaimed %llu swallowed %llu unknown %llu "
+	       "faults %llu nested %llu merged %llu\n",
 	       (unsigned long long)p.seed, m->p.size, drain, m->p.p_iret, m->p.p_foreign,
 	       (unsigned long long)a->samples, (unsigned long long)a->notices,
 	       (unsigned long long)a->callchains,
@@ -646,7 +714,9 @@ static void run_model(struct params p)
 	       (unsigned long long)a->losses[PVPROF_LOSS_UNREGISTERED],
 	       (unsigned long long)a->nmis, (unsigned long long)m->nmis_delivered,
 	       (unsigned long long)m->attributed, (unsigned long long)m->foreign_nmis,
-	       (unsigned long long)m->unclaimed, (unsigned long long)m->swallowed);
+	       (unsigned long long)m->unclaimed, (unsigned long long)m->swallowed,
+	       (unsigned long long)m->unknown, (unsigned long long)m->faults,
+	       (unsigned long long)m->nested, (unsigned long long)m->merged);
 	fflush(stdout);
 	free(m->ip_of_seq);
 	sim_free(&m->v);
@@ -726,6 +796,23 @@ START_TEST(model_host_drops_registration)
 }
 END_TEST
 
+START_TEST(model_exceptions_in_nmi_handlers)
+{
+	/*
+	 * pvprof alone: IRETs inside the handlers let NMIs nest, and not one
+	 * may be reported as unknown.
+	 */
+	struct params p = base_params(29);
+
+	p.p_foreign = 0;
+	p.p_ownerless = 0;
+	p.p_fault = 30;
+	p.expect_merges = true;
+
+	run_model(p);
+}
+END_TEST
+
 START_TEST(model_hostile_guest)
 {
 	/* Only the identities and the host's own guarantees must hold. */
@@ -759,6 +846,7 @@ Suite *model_suite(void)
 	PVPROF_ADD_TEST(s, model_small_record_ring_slow_host);
 	PVPROF_ADD_TEST(s, model_guest_often_descheduled);
 	PVPROF_ADD_TEST(s, model_host_drops_registration);
+	PVPROF_ADD_TEST(s, model_exceptions_in_nmi_handlers);
 	for (i = 0; i < 2; i++) {
 		TCase *tc = tcase_create(i ? "model_hostile_guest_large" : "model_hostile_guest");
 

@@ -214,6 +214,44 @@ START_TEST(guest_nmi_claim_across_reregistration)
 }
 END_TEST
 
+START_TEST(guest_nmi_nested_delivery_claimed_early)
+{
+	struct pvprof_nmi_result res;
+
+	setup(8192);
+	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
+	deliver_pvprof_nmi();
+	/*
+	 * The handler took an exception and its IRET ended NMI blocking
+	 * before pvprof's handler ran: KVM delivers the next pvprof NMI, nested.
+	 */
+	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
+	deliver_pvprof_nmi();
+	ck_assert_uint_eq(h()->nmi_delivered, 2);
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	ck_assert_uint_eq(res.deliveries, 2);
+	ck_assert_uint_eq(res.consumed, 2);
+	/* Two events: Linux swallows the empty back-to-back run that follows. */
+	ck_assert_int_eq(pvprof_guest_nmi_handled(&res), 2);
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_NOT_OURS);
+	ck_assert_uint_eq(res.deliveries, 0);
+	ck_assert_int_eq(pvprof_guest_nmi_handled(&res), 0);
+	/* One delivery is one event, and a garbage count at most two. */
+	ck_assert(sim_host_sample(&v, KADDR(0x300), 0));
+	deliver_pvprof_nmi();
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	ck_assert_int_eq(pvprof_guest_nmi_handled(&res), 1);
+	h()->nmi_delivered += 1000;
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
+			 PVPROF_NMI_CLAIMED);
+	ck_assert_int_eq(pvprof_guest_nmi_handled(&res), 2);
+	teardown();
+}
+END_TEST
+
 START_TEST(guest_nmi_record_ring_full)
 {
 	struct pvprof_nmi_result res;
@@ -314,6 +352,7 @@ Suite *guest_suite(void)
 	PVPROF_ADD_TEST(s, guest_nmi_newest_callchain_older_stale);
 	PVPROF_ADD_TEST(s, guest_nmi_foreign_first_answers_without_claiming);
 	PVPROF_ADD_TEST(s, guest_nmi_claim_across_reregistration);
+	PVPROF_ADD_TEST(s, guest_nmi_nested_delivery_claimed_early);
 	PVPROF_ADD_TEST(s, guest_nmi_record_ring_full);
 	PVPROF_ADD_TEST(s, guest_nmi_bad_record_tail);
 	PVPROF_ADD_TEST(s, guest_capture_clamped_to_max_depth);

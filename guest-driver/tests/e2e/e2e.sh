@@ -459,6 +459,7 @@ fi
 	echo "host losses (known stacks): $(losses_line "$k")"
 	echo "host losses (whole main L2): $(losses_line "$base/pvprof/main.json")"
 	echo "guest: notices $(fact "$base/pvprof/l2.console" notices) records $(fact "$base/pvprof/l2.console" records) stale $(fact "$base/pvprof/l2.console" stale) (last load)"
+	echo "guest NMIs (known stacks): $(fact "$base/pvprof/l2.console" known_nmis_claimed) claimed, $(fact "$base/pvprof/l2.console" known_nmis_merged) of them for two deliveries"
 	echo "handler_ns histogram (from_ns to_ns count, known stacks phase):"
 	sed -n 's/^FACT known_handler_ns //p' "$base/pvprof/l2.console" | tr -d '\r' | awk '$3 > 0'
 } > "$base/numbers.txt"
