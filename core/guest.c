@@ -64,14 +64,19 @@ static void bump(__u64 *stat, __u64 n)
  * dropped when it is full), publishes record_head and then notice_tail
  * (release), and keeps the line 3 statistics.
  *
- * Return: the verdict; only PVPROF_NMI_CLAIMED claims the NMI.
+ * Return: the events to report to the kernel's NMI layer, as Linux's NMI
+ * handlers count them: 0 when the host attributed no delivery to pvprof
+ * since the last claim (notices found are answered all the same), else
+ * the deliveries this run claims, capped at 2.  More than one makes Linux
+ * swallow the next back-to-back NMI that nobody claims: the empty run of
+ * the handlers that a nested NMI claimed early leaves behind (spec section
+ * 10.3).
  */
-enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
-					 pvprof_capture_fn capture, void *ctx,
-					 struct pvprof_nmi_result *res)
+int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
+		     void *ctx, struct pvprof_nmi_result *res)
 {
 	struct pvprof_buf_header *h = gb->hdr;
-	enum pvprof_nmi_verdict verdict;
+	int handled;
 	struct pvprof_notice newest;
 	struct pvprof_record *rec;
 	__u64 head, tail, count, rhead, rtail, room, answer, i, delivered;
@@ -79,9 +84,9 @@ enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 
 	pvprof_memset(res, 0, sizeof(*res));
 	delivered = PVPROF_READ_ONCE(h->nmi_delivered);
-	verdict = delivered != gb->nmi_seen ? PVPROF_NMI_CLAIMED : PVPROF_NMI_NOT_OURS;
-	if (verdict == PVPROF_NMI_CLAIMED) {
-		res->deliveries = delivered - gb->nmi_seen;
+	res->deliveries = delivered - gb->nmi_seen;
+	handled = res->deliveries > 2 ? 2 : (int)res->deliveries;
+	if (handled) {
 		gb->nmi_seen = delivered;
 		bump(&h->guest_nmis_claimed, 1);
 	}
@@ -90,12 +95,12 @@ enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 	tail = PVPROF_READ_ONCE(h->notice_tail);
 	switch (pvprof_notice_check(head, tail, &count)) {
 	case PVPROF_NOTICES_NONE:
-		return verdict;
+		return handled;
 	case PVPROF_NOTICES_GARBAGE:
 		pvprof_store_release(&h->notice_tail, head);
 		bump(&h->guest_errors, 1);
 		res->garbage = true;
-		return verdict;
+		return handled;
 	case PVPROF_NOTICES_NEW:
 		break;
 	}
@@ -145,5 +150,5 @@ enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
 	bump(&h->guest_stale, res->stale);
 	if (res->dropped)
 		bump(&h->guest_errors, res->dropped);
-	return verdict;
+	return handled;
 }

@@ -35,17 +35,6 @@ typedef void (*pvprof_capture_fn)(void *ctx, const struct pvprof_notice *n,
 				  struct pvprof_record *rec, __u32 max_frames);
 
 /**
- * enum pvprof_nmi_verdict - whether the NMI is pvprof's
- * @PVPROF_NMI_NOT_OURS: the host did not attribute this delivery to pvprof:
- *	do not claim it (notices found were answered all the same)
- * @PVPROF_NMI_CLAIMED: the host attributed this delivery to pvprof: claim it
- */
-enum pvprof_nmi_verdict {
-	PVPROF_NMI_NOT_OURS,
-	PVPROF_NMI_CLAIMED,
-};
-
-/**
  * struct pvprof_nmi_result - what one handler run consumed and wrote
  * @deliveries: deliveries the host attributed to pvprof since the last
  *	claim (nmi_delivered minus the count last seen), 0 unless claimed.
@@ -67,24 +56,8 @@ struct pvprof_nmi_result {
 	bool garbage;
 };
 
-/**
- * pvprof_guest_nmi_handled() - what the NMI handler returns to the kernel
- * @res: the result of this run
- *
- * A count of handled events, as Linux's NMI handlers return: more than one
- * makes default_do_nmi() swallow the next back-to-back NMI that nobody
- * claims, the empty run a nested NMI claimed early leaves behind.
- *
- * Return: 0 (not pvprof's), 1, or 2 for two or more deliveries.
- */
-static inline int pvprof_guest_nmi_handled(const struct pvprof_nmi_result *res)
-{
-	return res->deliveries > 2 ? 2 : (int)res->deliveries;
-}
-
 int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size);
-enum pvprof_nmi_verdict pvprof_guest_nmi(struct pvprof_guest_buf *gb,
-					 pvprof_capture_fn capture, void *ctx,
-					 struct pvprof_nmi_result *res);
+int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
+		     void *ctx, struct pvprof_nmi_result *res);
 
 #endif /* _PVPROF_CORE_GUEST_H */

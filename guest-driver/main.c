@@ -314,23 +314,22 @@ static int pvprof_cpu_offline(unsigned int cpu)
  * NMI can arrive before the handler ends.  x86's entry code makes that one
  * a second run of all handlers over the same registers; if it arrived
  * before this run read nmi_delivered, this run claims both deliveries and
- * the second run finds nothing.  Returning 2 says so
- * (pvprof_guest_nmi_handled()): default_do_nmi() then swallows that
- * back-to-back run instead of reporting it unknown.
+ * the second run finds nothing.  pvprof_guest_nmi() then returns 2, and
+ * default_do_nmi() swallows that back-to-back run instead of reporting it
+ * unknown.
  */
 static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 {
 	struct pvprof_cpu *pc = this_cpu_ptr(&pvprof_cpus);
 	struct pvprof_nmi_result res;
-	enum pvprof_nmi_verdict verdict;
 	u64 start, ns;
 	int handled;
 
 	if (!READ_ONCE(pc->active))
 		return NMI_DONE;
 	start = ktime_get_mono_fast_ns();
-	verdict = pvprof_guest_nmi(&pc->gb, pvprof_capture, regs, &res);
-	if (verdict == PVPROF_NMI_NOT_OURS && !res.consumed && !res.garbage)
+	handled = pvprof_guest_nmi(&pc->gb, pvprof_capture, regs, &res);
+	if (!handled && !res.consumed && !res.garbage)
 		return NMI_DONE;
 	ns = ktime_get_mono_fast_ns() - start;
 	pc->stats.garbage += res.garbage;
@@ -339,7 +338,6 @@ static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 	pc->stats.stale += res.stale;
 	pc->stats.dropped += res.dropped;
 	pc->stats.handler_ns[min_t(u32, fls64(ns), PVPROF_HIST_BUCKETS - 1)]++;
-	handled = pvprof_guest_nmi_handled(&res);
 	if (!handled)
 		return NMI_DONE;
 	pc->stats.nmis_claimed++;

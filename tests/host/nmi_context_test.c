@@ -62,8 +62,7 @@ static void guest_nmi(struct ex_regs *regs)
 {
 	struct pvprof_nmi_result res;
 
-	if (pvprof_guest_nmi(&gbuf, pvprof_guest_capture_rip, regs, &res) ==
-	    PVPROF_NMI_CLAIMED)
+	if (pvprof_guest_nmi(&gbuf, pvprof_guest_capture_rip, regs, &res))
 		g_claimed++;
 	else
 		g_unclaimed++;

@@ -41,7 +41,7 @@ static struct page *st_pages;
 static struct pvprof_guest_buf st_gb;
 static int st_armed_cpu = -1;
 static struct pvprof_nmi_result st_res;
-static enum pvprof_nmi_verdict st_verdict;
+static int st_handled;
 static bool st_ran;
 static char *st_report;
 static size_t st_report_len;
@@ -51,10 +51,10 @@ static int st_nmi(unsigned int type, struct pt_regs *regs)
 {
 	if (READ_ONCE(st_armed_cpu) != smp_processor_id())
 		return NMI_DONE;
-	st_verdict = pvprof_guest_nmi(&st_gb, pvprof_capture, regs, &st_res);
+	st_handled = pvprof_guest_nmi(&st_gb, pvprof_capture, regs, &st_res);
 	st_ran = true;
 	WRITE_ONCE(st_armed_cpu, -1);
-	return st_verdict == PVPROF_NMI_CLAIMED ? NMI_HANDLED : NMI_DONE;
+	return st_handled;
 }
 
 #define st_printf(fmt, ...) \
@@ -81,11 +81,6 @@ static void st_report_record(const struct pvprof_record *rec, u64 answered,
 	for (; i < (u32)rec->nr_kernel + rec->nr_user && i < PVPROF_MAX_DEPTH; i++)
 		st_printf("user %#llx\n", rec->frames[i]);
 }
-
-static const char * const st_verdict_names[] = {
-	[PVPROF_NMI_NOT_OURS]	= "not_ours",
-	[PVPROF_NMI_CLAIMED]	= "claimed",
-};
 
 static int st_run(unsigned int notices, u64 head)
 {
@@ -128,7 +123,7 @@ static int st_run(unsigned int notices, u64 head)
 		return 0;
 	}
 	st_printf("cpu %u verdict %s consumed %u callchains %u stale %u dropped %u notice_tail %llu guest_errors %llu\n",
-		  cpu, st_res.garbage ? "garbage" : st_verdict_names[st_verdict],
+		  cpu, st_res.garbage ? "garbage" : st_handled ? "claimed" : "not_ours",
 		  st_res.consumed,
 		  st_res.callchains, st_res.stale, st_res.dropped, tail,
 		  READ_ONCE(h->guest_errors));

@@ -74,7 +74,7 @@ static void guest_nmi_handler(struct ex_regs *regs)
 {
 	struct pvprof_nmi_result res = { 0 };
 
-	if (pvprof_guest_nmi(&gbuf, capture, regs, &res) == PVPROF_NMI_CLAIMED)
+	if (pvprof_guest_nmi(&gbuf, capture, regs, &res))
 		guest_nmis++;
 	guest_callchains += res.callchains;
 }
