@@ -203,7 +203,11 @@ else
 		fail "kvm: two VMs" "kvm-vm-holder did not start: $holder_error"
 	fi
 	# A real VMM: -daemonize returns once the VM exists, -S never runs it.
-	if qemu-system-x86_64 -accel kvm -M microvm,x-option-roms=off -cpu host -m 64 \
+	# qemu64, not host: on some of these machines the outer KVM refuses
+	# the ARCH_CAPABILITIES value that -cpu host and -cpu max set (QEMU
+	# aborts, "failed to set MSR 0x10a to 0x69"); the case needs a VM,
+	# not a CPU model.
+	if qemu-system-x86_64 -accel kvm -M microvm,x-option-roms=off -cpu qemu64 -m 64 \
 		-S -nodefaults -display none -daemonize -pidfile "$tmp/qemu.pid" \
 		</dev/null >"$tmp/qemu.log" 2>&1; then
 		qemu=$(<"$tmp/qemu.pid")
