@@ -102,13 +102,38 @@ host_status() {
 	done
 }
 
+# stuck_l2_state SOCKET: what an L2 that never reached its init is doing:
+# QEMU's run state and every vCPU's registers, twice, 10 s apart (a vCPU
+# in a loop shows a RIP in the same function both times).
+stuck_l2_state() {
+	local i
+	for i in 1 2; do
+		echo "== $(date +%T)"
+		qmp "$1" query-status
+		qmp "$1" human-monitor-command '{"command-line": "info registers -a"}' | jq -r .
+		[ "$i" = 2 ] || sleep 10
+	done
+}
+
 in_l1_main() {
 	local pid capture
 	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --machine pc \
-		--timeout $((900 * factor)) --kernel "$l2_kernel" \
+		--timeout $((900 * factor)) --kernel "$l2_kernel" --qmp /tmp/e2e-main.qmp \
 		--append "e2e_mode=main $l2_args" --pidfile "$out/l2.pid" --console "$out/l2.console" \
 		2> "$out/l2.stderr" &
-	wait_for "$out/l2.console" '^E2E-READY' 300 || echo "no E2E-READY" >> "$out/tool.log"
+	if ! wait_for "$out/l2.console" '^E2E-READY' 300; then
+		echo "no E2E-READY" >> "$out/tool.log"
+		# A slow L2 (the distro's under a debug L1 prints its symbols
+		# for longer than this) goes on; one that never reached init
+		# will not, and its timeout is an hour away.
+		if ! grep -q '^L2-INIT' "$out/l2.console"; then
+			stuck_l2_state /tmp/e2e-main.qmp > "$out/l2-stuck.txt" 2>&1
+			qmp /tmp/e2e-main.qmp quit > /dev/null 2>&1
+			wait %1
+			echo $? > "$out/l2.status"
+			return
+		fi
+	fi
 	pid=$(cat "$out/l2.pid")
 	"$TOOL" enable -F "$E2E_HZ" "$pid" >> "$out/tool.log" 2>&1
 	echo "enable_status $?" >> "$out/tool.log"
@@ -369,6 +394,8 @@ tr -d '\r' < "$con" 2>/dev/null | grep -E '^(KSYM|KTEXT|KMOD) ' > "$out/ksyms"
 	--nofp "$(fact "$con" pid_nofp):$base/e2e-nofp.nm" \
 	"$out/main.stream" > "$out/check.out" 2> "$out/check.err"
 check l1-runs "run-l1 exited $l1_status: $(run_l1_said "$out/l1.stderr")" [ -f "$out/l2.status" ]
+check l2-reached-init "no L2-INIT on its console; its state: $out/l2-stuck.txt (RIPs: $(grep -o 'RIP=[0-9a-f]*' "$out/l2-stuck.txt" 2>/dev/null | tr '\n' ' '))" \
+	grep -q '^L2-INIT' "$con"
 check l2-runs "run-l2 exited '$(cat "$out/l2.status" 2>/dev/null)'" [ "$(cat "$out/l2.status" 2>/dev/null)" = 0 ]
 check insmod "insmod exited '$(fact "$con" insmod_status)'" [ "$(fact "$con" insmod_status)" = 0 ]
 check stream-captured "$(tr '\n' ' ' < "$out/capture.log" 2>/dev/null)" grep -qx 'capture_status 0' "$out/capture.log"
