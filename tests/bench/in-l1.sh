@@ -89,6 +89,13 @@ run_ip_only() {
 	exec {ctl_fd}>&- {ack_fd}<&-
 	perf report -i /tmp/perf.data --stats > "$runs/$name.perf-stats" 2>&1 ||
 		die "perf report --stats failed (see $runs/$name.perf-stats)"
+	# The samples by cpumode (the record's misc field): only those that
+	# interrupted guest code (guest kernel or guest user) are samples in
+	# pvprof's sense, the ones that can cost a VM exit.
+	perf report -D -i /tmp/perf.data 2> "$runs/$name.perf-dump.log" |
+		sed -n 's/.*PERF_RECORD_SAMPLE(IP, \(0x[0-9a-f]*\)).*/\1/p' | sort | uniq -c \
+		> "$runs/$name.perf-cpumode" ||
+		die "perf report -D failed (see $runs/$name.perf-dump.log)"
 	rm -f "$ctl" "$ack" /tmp/perf.data
 }
 
