@@ -128,6 +128,8 @@ status=$?
 c_time=$((SECONDS - c_start))
 check timeout-exit-124 "exit status $status" [ "$status" -eq 124 ]
 check timeout-bounded "took $c_time s for --timeout 15" [ "$c_time" -le 20 ]
+check timeout-saves-l1-state "$(grep -c 'RIP=' "$outdir/c/l1-stuck.txt" 2>/dev/null) RIP readings in $outdir/c/l1-stuck.txt" \
+	[ "$(grep -c 'RIP=' "$outdir/c/l1-stuck.txt" 2>/dev/null)" = 2 ]
 check timeout-prints-console-tail "no console tail on stderr" \
 	grep -q 'run-l1: last 40 lines of' "$outdir/c.stderr"
 
