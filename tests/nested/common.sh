@@ -162,6 +162,20 @@ check() {
 	fi
 }
 
+# vm_state SOCKET: what a QEMU that stopped making progress is doing, through
+# its QMP socket: its run state and every vCPU's registers, twice, 1 s apart
+# (a vCPU in a loop shows a RIP in the same function both times).
+vm_state() {
+	local i
+	for i in 1 2; do
+		echo "== $(date +%T)"
+		"$NESTED_DIR/qmp" "$1" query-status
+		"$NESTED_DIR/qmp" "$1" human-monitor-command \
+			'{"command-line": "info registers -a"}' | jq -r .
+		[ "$i" = 2 ] || sleep 1
+	done
+}
+
 # run_l1_said STDERR: run-l1's own messages in a file that holds its stderr,
 # without the console tail it appends on failure (the console is in its --out).
 run_l1_said() {

@@ -102,19 +102,6 @@ host_status() {
 	done
 }
 
-# stuck_l2_state SOCKET: what an L2 that never reached its init is doing:
-# QEMU's run state and every vCPU's registers, twice, 10 s apart (a vCPU
-# in a loop shows a RIP in the same function both times).
-stuck_l2_state() {
-	local i
-	for i in 1 2; do
-		echo "== $(date +%T)"
-		qmp "$1" query-status
-		qmp "$1" human-monitor-command '{"command-line": "info registers -a"}' | jq -r .
-		[ "$i" = 2 ] || sleep 10
-	done
-}
-
 in_l1_main() {
 	local pid capture
 	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --machine pc \
@@ -127,7 +114,7 @@ in_l1_main() {
 		# for longer than this) goes on; one that never reached init
 		# will not, and its timeout is an hour away.
 		if ! grep -q '^L2-INIT' "$out/l2.console"; then
-			stuck_l2_state /tmp/e2e-main.qmp > "$out/l2-stuck.txt" 2>&1
+			vm_state /tmp/e2e-main.qmp > "$out/l2-stuck.txt" 2>&1
 			qmp /tmp/e2e-main.qmp quit > /dev/null 2>&1
 			wait %1
 			echo $? > "$out/l2.status"
