@@ -164,16 +164,50 @@ check() {
 
 # vm_state SOCKET: what a QEMU that stopped making progress is doing, through
 # its QMP socket: its run state and every vCPU's registers, twice, 1 s apart
-# (a vCPU in a loop shows a RIP in the same function both times).
+# (a vCPU in a loop shows a RIP in the same function both times), then IDT
+# gate 0 as the first vCPU sees it, from which stuck-symbols learns a Linux
+# guest's KASLR offset.
 vm_state() {
-	local i
+	local i regs idt
 	for i in 1 2; do
 		echo "== $(date +%T)"
 		"$NESTED_DIR/qmp" "$1" query-status
-		"$NESTED_DIR/qmp" "$1" human-monitor-command \
-			'{"command-line": "info registers -a"}' | jq -r .
+		regs=$("$NESTED_DIR/qmp" "$1" human-monitor-command \
+			'{"command-line": "info registers -a"}' | jq -r .)
+		printf '%s\n' "$regs"
 		[ "$i" = 2 ] || sleep 1
 	done
+	idt=$(sed -n 's/^IDT= *\([0-9a-f]*\) .*/\1/p' <<< "$regs" | head -n 1)
+	[ -n "$idt" ] || return 0
+	"$NESTED_DIR/qmp" "$1" human-monitor-command \
+		"{\"command-line\": \"x /2gx 0x$idt\"}" | jq -r . | sed 's/^/IDT gate 0: /'
+}
+
+# kernel_system_map IMAGE KVER: the System.map of the kernel a VM boots: the
+# one of IMAGE's build tree, or the distro's for KVER when IMAGE is empty
+# (Debian's is a placeholder without symbols; stuck-symbols says so).
+kernel_system_map() {
+	local dir
+	if [ -z "$1" ]; then
+		echo "/boot/System.map-$2"
+		return
+	fi
+	dir=$(dirname "$(realpath "$1")")
+	while [ "$dir" != / ] && [ ! -f "$dir/System.map" ]; do
+		dir=$(dirname "$dir")
+	done
+	echo "$dir/System.map"
+}
+
+# stuck_rips STATE SYSTEM_MAP: the RIPs of a vm_state dump on one line,
+# named where the map allows.
+stuck_rips() {
+	[ -s "$1" ] || { echo "(no state saved)"; return; }
+	if [ -r "$2" ]; then
+		"$NESTED_DIR/stuck-symbols" "$1" "$2" | paste -sd ' '
+	else
+		{ echo "(unnamed: no $2)"; grep -o 'RIP=[0-9a-f]*' "$1"; } | paste -sd ' '
+	fi
 }
 
 # run_l1_said STDERR: run-l1's own messages in a file that holds its stderr,
