@@ -60,14 +60,26 @@ complete_lines() {
 	perl -ne 'print if /\n\z/' "$1" 2>/dev/null
 }
 
-# wait_for FILE PATTERN SECONDS: poll FILE for an extended regex.
-wait_for() {
-	local polls
-	for ((polls = 0; polls < $3 * 2 * factor; polls++)); do
-		complete_lines "$1" | grep -E "$2" > /dev/null && return 0
+# poll_until SECONDS CMD...: run CMD every 0.5 s until it succeeds, for at
+# most SECONDS times the time factor of wall time (on a busy L1 a poll itself
+# takes a while, so counting polls would stretch the wait).
+poll_until() {
+	local deadline=$((SECONDS + $1 * factor))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
 		sleep 0.5
 	done
-	return 1
+}
+
+# has_line FILE PATTERN: FILE has a complete line matching an extended regex.
+has_line() {
+	complete_lines "$1" | grep -E "$2" > /dev/null
+}
+
+# wait_for FILE PATTERN SECONDS: poll FILE for an extended regex.
+wait_for() {
+	poll_until "$3" has_line "$1" "$2"
 }
 
 # count_lines FILE PATTERN
@@ -75,31 +87,32 @@ count_lines() {
 	complete_lines "$1" | grep -cE "$2"
 }
 
+# has_count FILE PATTERN N: FILE has N complete lines matching.
+has_count() {
+	[ "$(count_lines "$1" "$2")" -ge "$3" ]
+}
+
 # wait_count FILE PATTERN N SECONDS: until FILE has N lines matching.
 wait_count() {
-	local polls
-	for ((polls = 0; polls < $4 * 2 * factor; polls++)); do
-		[ "$(count_lines "$1" "$2")" -ge "$3" ] && return 0
-		sleep 0.5
-	done
-	return 1
+	poll_until "$4" has_count "$1" "$2" "$3"
+}
+
+# books_closed PID FILE: the host's counters, kept in FILE, account for
+# every notice as answered or lost.
+books_closed() {
+	"$TOOL" status -j "$1" > "$2" 2>> "$out/tool.log"
+	jq -e '.totals.notices == .totals.records + .losses.stale +
+	       .losses.invalid + .losses.unanswered' "$2" > /dev/null 2>&1
 }
 
 # host_status PID NAME: disable sampling, then keep the host's counters in
 # $out/NAME.json once every notice is answered or counted lost.
 host_status() {
-	local polls
 	"$TOOL" disable "$1" >> "$out/tool.log" 2>&1
 	# Notices outstanding at DISABLE are answered (or counted lost) when the
 	# guest next takes its NMI: wait for the books to close, at most
 	# 10 s per time factor; the checks outside judge the last reading.
-	for ((polls = 0; polls < 20 * factor; polls++)); do
-		"$TOOL" status -j "$1" > "$out/$2.json" 2>> "$out/tool.log"
-		jq -e '.totals.notices == .totals.records + .losses.stale +
-		       .losses.invalid + .losses.unanswered' "$out/$2.json" > /dev/null 2>&1 &&
-			return
-		sleep 0.5
-	done
+	poll_until 10 books_closed "$1" "$out/$2.json"
 }
 
 in_l1_main() {
@@ -178,13 +191,12 @@ attach() {
 	step "attached-$1" wait_for "$out/capture-$1.log" '^e2e-stream: attached' 60
 }
 
+migrated() {
+	qmp /tmp/e2e-a.qmp query-migrate | grep -q '"status": *"completed"'
+}
+
 wait_migrated() {
-	local polls
-	for ((polls = 0; polls < 600 * factor; polls++)); do
-		qmp /tmp/e2e-a.qmp query-migrate | grep -q '"status": *"completed"' && return 0
-		sleep 0.5
-	done
-	return 1
+	poll_until 300 migrated
 }
 
 in_l1_mig() {
@@ -357,10 +369,12 @@ done
 # when it boots the distro's kernel itself.
 if [ -n "${E2E_L2_KERNEL:-}" ]; then
 	l2_kernel=$(realpath "$E2E_L2_KERNEL") || die "E2E_L2_KERNEL $E2E_L2_KERNEL missing"
+	l2_system_map=$(kernel_system_map "$l2_kernel" "")
 else
 	lock_build_dir
 	l2_kernel=$(ensure_vmlinux "${KVER:-$(default_kver)}") || exit 125
 	unlock_build_dir
+	l2_system_map=$(kernel_system_map "" "${KVER:-$(default_kver)}")
 fi
 
 # ---- boot 1: the pvprof KVM
@@ -381,7 +395,7 @@ tr -d '\r' < "$con" 2>/dev/null | grep -E '^(KSYM|KTEXT|KMOD) ' > "$out/ksyms"
 	--nofp "$(fact "$con" pid_nofp):$base/e2e-nofp.nm" \
 	"$out/main.stream" > "$out/check.out" 2> "$out/check.err"
 check l1-runs "run-l1 exited $l1_status: $(run_l1_said "$out/l1.stderr")" [ -f "$out/l2.status" ]
-check l2-reached-init "no L2-INIT on its console; its state: $out/l2-stuck.txt (RIPs: $(grep -o 'RIP=[0-9a-f]*' "$out/l2-stuck.txt" 2>/dev/null | tr '\n' ' '))" \
+check l2-reached-init "no L2-INIT on its console; its state: $out/l2-stuck.txt (RIPs: $(stuck_rips "$out/l2-stuck.txt" "$l2_system_map"))" \
 	grep -q '^L2-INIT' "$con"
 check l2-runs "run-l2 exited '$(cat "$out/l2.status" 2>/dev/null)'" [ "$(cat "$out/l2.status" 2>/dev/null)" = 0 ]
 check insmod "insmod exited '$(fact "$con" insmod_status)'" [ "$(fact "$con" insmod_status)" = 0 ]
