@@ -32,6 +32,8 @@
 #   E2E_COMPLETENESS the share of samples that must come back as callchains
 #                    in the known-stacks phase, in percent (default 95; a
 #                    debug L2's NMI handler is slower, more answers are stale)
+#   E2E_L2_APPEND    extra kernel command line arguments for every L2
+#                    (make check-debug's nohz=off: tests/debug/README.md)
 #   E2E_STOCK=0      skip the boot with the distro's KVM (the driver's
 #                    inertness, which a debug kernel adds nothing to)
 #   E2E_RESULTS      the results name (default e2e: $O/results/e2e)
@@ -263,7 +265,7 @@ if [ "${1:-}" = --in-l1 ]; then
 	out=$3 l2_kernel=$4 factor=$5
 	# The L2 half scales its own waits, reloads the driver RELOADS
 	# times, and prints its kernel log with e2e_kmsg=1.
-	l2_args="e2e_factor=$factor e2e_kmsg=$6 e2e_reloads=$7"
+	l2_args="e2e_factor=$factor e2e_kmsg=$6 e2e_reloads=$7 ${PVPROF_E2E_L2_APPEND:-}"
 	case "$2" in
 	pvprof) in_l1_main; in_l1_mig ;;
 	stock) in_l1_stock ;;
@@ -340,6 +342,8 @@ min_complete=${E2E_COMPLETENESS:-95}
 [[ "$min_complete" =~ ^[1-9][0-9]?$ ]] || die "E2E_COMPLETENESS must be a percentage (1-99)"
 [[ "$reloads" =~ ^[1-9][0-9]*$ ]] || die "E2E_RELOADS must be a positive integer"
 modules_dir=${E2E_MODULES_DIR:-$O/host-kvm}
+# run-l1 passes PVPROF_* variables on to the half inside L1.
+export PVPROF_E2E_L2_APPEND=${E2E_L2_APPEND:-}
 start=$SECONDS
 base=$NESTED_OUT/e2e
 rm -rf "$base"
