@@ -40,6 +40,13 @@ wait_notices() {
 	done
 }
 
+# progress WHAT: a step of a phase that prints nothing else until its end,
+# with the L2's uptime and notice count, so that a slow phase can be told
+# from a stuck one on the console.
+progress() {
+	echo "E2E-PROGRESS $1 uptime $(cut -d ' ' -f 1 /proc/uptime) notices $(stat notices)"
+}
+
 kernel_facts() {
 	echo "FACT kernel_warning_lines $(dmesg | grep -c -E "$splats")"
 	dmesg | grep -E -B 4 -A 8 "$splats" | head -n 60 | sed 's/^/FACT kernel_line /'
@@ -127,9 +134,11 @@ main_mode() {
 	hp_fail=0
 	for i in 1 2 3; do
 		echo 0 > /sys/devices/system/cpu/cpu1/online || hp_fail=$((hp_fail + 1))
+		progress "hotplug $i offline"
 		before=$(stat notices)
 		wait_notices "$before" $((25 * f))
 		echo 1 > /sys/devices/system/cpu/cpu1/online || hp_fail=$((hp_fail + 1))
+		progress "hotplug $i online"
 		before=$(stat notices)
 		wait_notices "$before" $((25 * f))
 	done
@@ -158,6 +167,7 @@ main_mode() {
 		reload_notices=$((reload_notices + $1))
 		rmmod pvprof_guest || reload_fail=$((reload_fail + 1))
 		insmod /pvprof_guest.ko || reload_fail=$((reload_fail + 1))
+		progress "reload $i"
 		[ "$(awk '$1 == "pvprof_guest" { print $6 }' /proc/modules)" = "$module_base" ] ||
 			print_module_syms
 	done

@@ -144,7 +144,11 @@ in_l1_main() {
 	if wait_for "$out/l2.console" '^E2E-KNOWN-DONE' 400; then
 		"$TOOL" status -j "$pid" > "$out/known.json" 2>> "$out/tool.log"
 	fi
-	wait_for "$out/l2.console" '^E2E-WORK-DONE' 600 && host_status "$pid" main
+	if wait_for "$out/l2.console" '^E2E-WORK-DONE' 600; then
+		host_status "$pid" main
+	else
+		vm_state /tmp/e2e-main.qmp > "$out/l2-stuck.txt" 2>&1
+	fi
 	wait %1
 	echo $? > "$out/l2.status"
 	wait "$capture"
@@ -402,6 +406,8 @@ check l1-runs "run-l1 exited $l1_status: $(run_l1_said "$out/l1.stderr")" [ -f "
 check l2-reached-init "no L2-INIT on its console; its state: $out/l2-stuck.txt (RIPs: $(stuck_rips "$out/l2-stuck.txt" "$l2_system_map"))" \
 	grep -q '^L2-INIT' "$con"
 check l2-runs "run-l2 exited '$(cat "$out/l2.status" 2>/dev/null)'" [ "$(cat "$out/l2.status" 2>/dev/null)" = 0 ]
+check l2-work-done "no E2E-WORK-DONE; its last progress: '$(complete_lines "$con" | grep '^E2E-PROGRESS' | tail -n 1 | tr -d '\r')'; its state: $out/l2-stuck.txt (RIPs: $(stuck_rips "$out/l2-stuck.txt" "$l2_system_map"))" \
+	grep -q '^E2E-WORK-DONE' "$con"
 check insmod "insmod exited '$(fact "$con" insmod_status)'" [ "$(fact "$con" insmod_status)" = 0 ]
 check stream-captured "$(tr '\n' ' ' < "$out/capture.log" 2>/dev/null)" grep -qx 'capture_status 0' "$out/capture.log"
 check workloads-run "fp '$(fact "$con" fp_status)', sys '$(fact "$con" sys_status)', nofp '$(fact "$con" nofp_status)'" \
