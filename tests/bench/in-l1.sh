@@ -10,8 +10,9 @@
 #            and reads the stream)
 # The samplers are started before and stopped after the timed window; the
 # guest times the work itself. Around each window the harness reads KVM's
-# per-VM exit counters and, for pvprof, kvm-pvprof status -j. Raw data goes
-# to OUT/runs/ for summarize.py.
+# per-VM exit counters and, for pvprof, kvm-pvprof status -j. A last pvprof
+# window, not timed, traces pvprof's hooks in KVM for the host's cost per
+# sample. Raw data goes to OUT/runs/ for summarize.py.
 #
 # usage: in-l1.sh OUT INITRD HZ REPS ROUNDS
 
@@ -99,6 +100,44 @@ run_ip_only() {
 	rm -f "$ctl" "$ack" /tmp/perf.data
 }
 
+# pvprof's hooks in KVM, traced whole (with what they call) by the
+# function_graph tracer in the host-cost window.
+HOST_HOOKS="pvprof_overflow kvm_pvprof_handle_request kvm_pvprof_vcpu_exited
+	kvm_pvprof_nmi_delivery kvm_pvprof_vcpu_run_enter kvm_pvprof_vcpu_run_exit"
+TRACEFS=/sys/kernel/tracing
+# Set for the host-cost window only: run_pvprof traces the hooks then.
+trace_hooks=
+
+# trace_setup: function_graph on the hooks alone; tracing stays off until
+# run_pvprof's window opens.
+trace_setup() {
+	local hook
+	[ -e "$TRACEFS/trace" ] || mount -t tracefs tracefs "$TRACEFS" ||
+		die "cannot mount tracefs on $TRACEFS"
+	echo 0 > "$TRACEFS/tracing_on"
+	echo nop > "$TRACEFS/current_tracer"
+	echo > "$TRACEFS/set_ftrace_filter"
+	for hook in $HOST_HOOKS; do
+		echo "$hook" >> "$TRACEFS/set_ftrace_filter" ||
+			die "cannot trace $hook: not in $TRACEFS/available_filter_functions"
+	done
+	echo 32768 > "$TRACEFS/buffer_size_kb" || die "cannot size the trace buffer"
+	echo function_graph > "$TRACEFS/current_tracer" || die "no function_graph tracer"
+	# "} /* name */" on a return that is not on its call's line.
+	echo 1 > "$TRACEFS/options/funcgraph-tail"
+	echo > "$TRACEFS/trace"
+}
+
+# trace_collect NAME: the trace to NAME.trace, the buffer's overruns (events
+# lost to a full buffer, which would make the sum short) to NAME.overrun.
+trace_collect() {
+	cat "$TRACEFS/trace" > "$runs/$1.trace"
+	cat "$TRACEFS"/per_cpu/cpu*/stats | awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' \
+		> "$runs/$1.overrun"
+	echo nop > "$TRACEFS/current_tracer"
+	echo > "$TRACEFS/set_ftrace_filter"
+}
+
 pvprof_enabled() {
 	"$TOOL" status -j "$l2_pid" 2>/dev/null | grep -q '"enabled": *true'
 }
@@ -114,7 +153,9 @@ run_pvprof() {
 	done
 	pvprof_enabled || die "kvm-pvprof record did not enable sampling within 30 s"
 	"$TOOL" status -j "$l2_pid" > "$runs/$name.status-before.json" || die "kvm-pvprof status failed"
+	[ -n "$trace_hooks" ] && echo 1 > "$TRACEFS/tracing_on"
 	timed_window "$name"
+	[ -n "$trace_hooks" ] && echo 0 > "$TRACEFS/tracing_on"
 	"$TOOL" status -j "$l2_pid" > "$runs/$name.status-after.json" || die "kvm-pvprof status failed"
 	kill -INT "$rec_pid"
 	wait "$rec_pid" || die "kvm-pvprof record failed: $(tail -n 3 "$runs/$name.record.log")"
@@ -146,6 +187,15 @@ for ((rep = 1; rep <= reps; rep++)); do
 		echo "bench: rep $rep $cond $(cut -d' ' -f3 "$runs/$cond-$rep.bench") ns" >&2
 	done
 done
+
+# The host's cost per sample: one more pvprof window, after the timed ones
+# and left out of their figures, with the hooks traced.
+trace_setup
+trace_hooks=1
+run_pvprof host-cost
+trace_hooks=
+trace_collect host-cost
+echo "bench: host-cost window $(cut -d' ' -f3 "$runs/host-cost.bench") ns, trace overruns $(cat "$runs/host-cost.overrun")" >&2
 
 l2_send "$out/l2" quit
 status=$(l2_finish "$out/l2" 120)

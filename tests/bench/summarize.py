@@ -110,6 +110,55 @@ def load_run(runs, cond, rep):
     return run
 
 
+# function_graph lines: "CPU) [mark] DURATION us | name();" for a call
+# that returned before anything else was traced, "CPU) | name() {" and
+# "CPU) [mark] DURATION us | } /* name */" (funcgraph-tail) around one
+# that did not. The mark flags long durations; a module's function carries
+# " [module]".
+TRACE_LEAF = re.compile(r"^\s*\d+\)\s*(?:[-+!#*@$]\s*)?([0-9.]+) us\s*\|\s*(\w+)(?: \[\w+\])?\(\);")
+TRACE_OPEN = re.compile(r"^\s*\d+\)\s*\|\s*(\w+)(?: \[\w+\])?\(\) \{")
+TRACE_CLOSE = re.compile(r"^\s*\d+\)\s*(?:[-+!#*@$]\s*)?([0-9.]+) us\s*\|\s*\} /\* (\w+)(?: \[\w+\])? \*/")
+
+
+def host_cost(runs_dir):
+    """pvprof's time in KVM per sample, from the host-cost window's trace of
+    its hooks. A hook traced inside another (the overflow handler's hardirq
+    inside a hook that runs with interrupts on) counts for itself but not
+    again in the total."""
+    name = "host-cost"
+    sb = read_json(os.path.join(runs_dir, name + ".status-before.json"))
+    sa = read_json(os.path.join(runs_dir, name + ".status-after.json"))
+    samples = sa["totals"]["samples"] - sb["totals"]["samples"]
+    overrun = int(read_text(os.path.join(runs_dir, name + ".overrun")).strip())
+    hooks, depth, total_ns = {}, 0, 0.0
+    for line in read_text(os.path.join(runs_dir, name + ".trace")).splitlines():
+        if TRACE_OPEN.match(line):
+            depth += 1
+            continue
+        m = TRACE_LEAF.match(line) or TRACE_CLOSE.match(line)
+        if not m:
+            continue
+        if TRACE_CLOSE.match(line):
+            depth = max(depth - 1, 0)
+        ns = float(m.group(1)) * 1000
+        hooks.setdefault(m.group(2), []).append(ns)
+        if depth == 0:
+            total_ns += ns
+    if not hooks:
+        fail(f"{name}.trace has no traced hook")
+    return {
+        "samples": samples,
+        "ns_per_sample": rnd(total_ns / samples, 0) if samples else None,
+        "hooks": {h: {"calls": len(v), "median_ns": rnd(statistics.median(v), 0),
+                      "calls_per_sample": rnd(len(v) / samples, 3) if samples else None,
+                      "ns_per_sample": rnd(sum(v) / samples, 0) if samples else None}
+                  for h, v in sorted(hooks.items())},
+        "trace_overrun": overrun,
+        "method": "function_graph tracer on pvprof's hooks in KVM, in one untimed "
+                  "pvprof window; each duration includes the tracer's own entry and exit",
+    }
+
+
 def spread(values):
     return {"min": min(values), "median": statistics.median(values), "max": max(values),
             "stdev": statistics.stdev(values) if len(values) > 1 else 0.0}
@@ -238,6 +287,7 @@ def main():
         "added_exits_per_sample": {c: {k: rnd(v) for k, v in eps[c].items()} for c in eps},
         "exits_per_run_unsampled": {k: rnd(v, 1) for k, v in none_exits.items()},
         "ip_only_lost_samples": sum(r["perf_lost_events"] for r in runs["ip_only"]),
+        "host_cost": host_cost(runs_dir),
     }
     with open(os.path.join(args.out, "result.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
@@ -273,6 +323,13 @@ def main():
         f"completeness: {fmt(result['completeness'], '.4f')}  (target >= 0.99)",
         f"skew rate: {fmt(result['skew_rate'], '.4f')}   stale rate: {fmt(result['stale_rate'], '.4f')}",
         "losses: " + (", ".join(f"{k} {v}" for k, v in losses.items() if v) or "none"),
+        f"host cost: {fmt(result['host_cost']['ns_per_sample'], '.0f')} ns of pvprof hooks in L1's KVM per sample"
+        f" (function_graph, its own cost included; {result['host_cost']['trace_overrun']} trace overruns)",
+    ]
+    for h, v in result["host_cost"]["hooks"].items():
+        lines.append(f"  {h:28}{fmt(v['calls_per_sample'], '7.3f')} calls/sample, median {v['median_ns']:>7.0f} ns,"
+                     f" {fmt(v['ns_per_sample'], '7.0f')} ns/sample")
+    lines += [
         "runs left out (over {}x their condition's median): ".format(STALL_FACTOR)
         + (", ".join(f"{e['condition']} rep {e['rep']} {e['seconds']} s" for e in excluded) or "none"),
     ]
