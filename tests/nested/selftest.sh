@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Self-test of the nested test host: five L1 boots through run-l1, each
+# Self-test of the nested test host: six L1 boots through run-l1, each
 # checking several properties, asserted here on the outer machine from
 # run-l1's exit status, its stdout and the files L1 left in the out share.
 # Writes "<passed> <failed>" to $O/results/nested-selftest.
@@ -180,7 +180,23 @@ check lockup-report-kept "no runl1_lockup_spin in $outdir/e/lockup.txt" \
 check lockup-report-summarised "no stack summary on stderr" \
 	grep -q '^  lockup| .*runl1_lockup' "$outdir/e.stderr"
 
-for f in a b c e; do
+# Boot F: a CPU held with interrupts off takes no timer interrupt (and no
+# watchdog inside L1 can say so); run-l1 sees the timer interrupt pending in
+# the LAPIC through QMP and stops the run once it has been for the bound.
+f_start=$SECONDS
+RUNL1_FROZEN_BOUND=20 "$runl1" --kvm none --timeout 300 --out "$outdir/f" \
+	-- insmod "$lockup_build/runl1_lockup_test.ko" seconds=240 irqs_off=1 \
+	> "$outdir/f.stdout" 2> "$outdir/f.stderr"
+status=$?
+f_time=$((SECONDS - f_start))
+check frozen-exit-124 "exit status $status" [ "$status" -eq 124 ]
+check frozen-stops-early "took $f_time s for 240 s with interrupts off and --timeout 300" [ "$f_time" -le 150 ]
+check frozen-says-why "$(run_l1_said "$outdir/f.stderr" | tail -n 1)" \
+	grep -q '^run-l1: L1 is frozen: its CPU 0 has had its timer interrupt pending for [0-9]* s' "$outdir/f.stderr"
+check frozen-state-kept "no pending IRR line in $outdir/f/l1-stuck.txt" \
+	grep -Eq '^IRR[[:space:]].*\<236\>' "$outdir/f/l1-stuck.txt"
+
+for f in a b c e f; do
 	grep -h 'run-l1: L1 boot hung' "$outdir/$f.stderr"
 	grep -h 'run-l1: L1 booted in' "$outdir/$f.stderr"
 done | sed 's/^/  /'
