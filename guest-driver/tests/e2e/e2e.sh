@@ -117,6 +117,28 @@ host_status() {
 	poll_until 10 books_closed "$1" "$out/$2.json"
 }
 
+# progress_lines: how many E2E-PROGRESS and E2E-WORK-DONE lines the L2
+# has printed.
+progress_lines() {
+	count_lines "$out/l2.console" '^E2E-(PROGRESS|WORK-DONE)'
+}
+
+progress_after() {
+	[ "$(progress_lines)" -gt "$1" ]
+}
+
+# wait_work_done: until E2E-WORK-DONE, as long as the L2 keeps printing its
+# progress: at most 150 s (times the factor) from one line to the next, so
+# that a stuck hotplug or reload is read within minutes, not at the end of
+# the whole phase's bound.
+wait_work_done() {
+	local seen
+	until has_line "$out/l2.console" '^E2E-WORK-DONE'; do
+		seen=$(progress_lines)
+		poll_until 150 progress_after "$seen" || return 1
+	done
+}
+
 in_l1_main() {
 	local pid capture
 	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --machine pc \
@@ -144,7 +166,7 @@ in_l1_main() {
 	if wait_for "$out/l2.console" '^E2E-KNOWN-DONE' 400; then
 		"$TOOL" status -j "$pid" > "$out/known.json" 2>> "$out/tool.log"
 	fi
-	if wait_for "$out/l2.console" '^E2E-WORK-DONE' 600; then
+	if wait_work_done; then
 		host_status "$pid" main
 	else
 		vm_state /tmp/e2e-main.qmp > "$out/l2-stuck.txt" 2>&1
