@@ -164,14 +164,22 @@ mkdir -p "$lockup_build" &&
 	make -s -C "/lib/modules/$(default_kver)/build" M="$lockup_build" modules \
 		> "$outdir/lockup-build.log" 2>&1
 check lockup-module-builds "$(tail -n 5 "$outdir/lockup-build.log")" [ -f "$lockup_build/runl1_lockup_test.ko" ]
-e_start=$SECONDS
-RUNL1_LOCKUP_BOUND=10 "$runl1" --kvm none --timeout 300 --out "$outdir/e" \
-	--append watchdog_thresh=2 -- insmod "$lockup_build/runl1_lockup_test.ko" seconds=240 \
-	> "$outdir/e.stdout" 2> "$outdir/e.stderr"
-status=$?
-e_time=$((SECONDS - e_start))
+# held_cpu_run BOOT VAR=VALUE RUN-L1-ARGS...: run-l1 with VAR set and
+# --timeout 300 into $outdir/BOOT; its exit status in $status, its wall time
+# in $run_time.
+held_cpu_run() {
+	local boot=$1 bound=$2 start=$SECONDS
+	shift 2
+	env "$bound" "$runl1" --kvm none --timeout 300 --out "$outdir/$boot" "$@" \
+		> "$outdir/$boot.stdout" 2> "$outdir/$boot.stderr"
+	status=$?
+	run_time=$((SECONDS - start))
+}
+
+held_cpu_run e RUNL1_LOCKUP_BOUND=10 --append watchdog_thresh=2 \
+	-- insmod "$lockup_build/runl1_lockup_test.ko" seconds=240
 check lockup-exit-124 "exit status $status" [ "$status" -eq 124 ]
-check lockup-stops-early "took $e_time s for a 240 s lockup and --timeout 300" [ "$e_time" -le 90 ]
+check lockup-stops-early "took $run_time s for a 240 s lockup and --timeout 300" [ "$run_time" -le 90 ]
 check lockup-names-cpu "$(run_l1_said "$outdir/e.stderr" | tail -n 1)" \
 	grep -q '^run-l1: L1 locked up: CPU#0 stuck for [0-9]*s! \[insmod:[0-9]*\] and a CPU stayed stuck for [0-9]* s$' \
 	"$outdir/e.stderr"
@@ -183,14 +191,10 @@ check lockup-report-summarised "no stack summary on stderr" \
 # Boot F: a CPU held with interrupts off takes no timer interrupt (and no
 # watchdog inside L1 can say so); run-l1 sees the timer interrupt pending in
 # the LAPIC through QMP and stops the run once it has been for the bound.
-f_start=$SECONDS
-RUNL1_FROZEN_BOUND=20 "$runl1" --kvm none --timeout 300 --out "$outdir/f" \
-	-- insmod "$lockup_build/runl1_lockup_test.ko" seconds=240 irqs_off=1 \
-	> "$outdir/f.stdout" 2> "$outdir/f.stderr"
-status=$?
-f_time=$((SECONDS - f_start))
+held_cpu_run f RUNL1_FROZEN_BOUND=20 \
+	-- insmod "$lockup_build/runl1_lockup_test.ko" seconds=240 irqs_off=1
 check frozen-exit-124 "exit status $status" [ "$status" -eq 124 ]
-check frozen-stops-early "took $f_time s for 240 s with interrupts off and --timeout 300" [ "$f_time" -le 150 ]
+check frozen-stops-early "took $run_time s for 240 s with interrupts off and --timeout 300" [ "$run_time" -le 150 ]
 check frozen-says-why "$(run_l1_said "$outdir/f.stderr" | tail -n 1)" \
 	grep -q '^run-l1: L1 is frozen: its CPU 0 has had its timer interrupt pending for [0-9]* s' "$outdir/f.stderr"
 check frozen-state-kept "no pending IRR line in $outdir/f/l1-stuck.txt" \
