@@ -161,10 +161,10 @@ cases_left() {
 # QEMU 7.2's TCG sometimes kills L1 while an L2 runs: an interrupt taken
 # between VMRUN and the VMLOAD that restores the host's GS base (see "Known
 # failure of the emulation" in tests/nested/README.md). run-l1 names how L1
-# died; when it was a triple fault, a lockup or a silent hang (run-l1's
-# timeout, with L1's registers in l1-stuck.txt), the cases L1 did not finish
-# run again in a new L1, at most PVPROF_L1_BOOTS L1s in all (default 3), and
-# the output says so. Any other death fails at once.
+# died; when it was a triple fault, a lockup, a frozen CPU or a silent hang
+# (run-l1's timeout; L1's registers in l1-stuck.txt for the last two), the
+# cases L1 did not finish run again in a new L1, at most PVPROF_L1_BOOTS L1s in
+# all (default 3), and the output says so. Any other death fails at once.
 run_l1_cases() {
 	local kvm=$1 boot status said dir=$outdir/$1
 	local max_boots=${PVPROF_L1_BOOTS:-3}
@@ -179,16 +179,17 @@ run_l1_cases() {
 		mapfile -t left < <(cases_left "$dir" "${left[@]}")
 		[ "${#left[@]}" -gt 0 ] && [ "$boot" -lt "$max_boots" ] || break
 		grep -q -e '^run-l1: QEMU logged a triple fault' -e '^run-l1: L1 locked up' \
+			-e '^run-l1: L1 is frozen' \
 			-e '^run-l1: timed out after [0-9]* s; COMMAND was still running' <<< "$said" || break
 		echo "NOTE l1-$kvm: L1 $boot of at most $max_boots died in case ${left[0]} (run-l1 exited $status):"
-		grep -e 'triple fault' -e 'locked up' -e '^run-l1: L1 powered off' -e '^run-l1: timed out' \
-			<<< "$said" | sed 's/^/NOTE   /'
+		grep -e 'triple fault' -e 'locked up' -e '^run-l1: L1 is frozen' -e '^run-l1: L1 powered off' \
+			-e '^run-l1: timed out' <<< "$said" | sed 's/^/NOTE   /'
 		mv "$dir/console.log" "$dir/console.died-$boot.log"
 		cp -r "$dir/.run-l1" "$dir/.run-l1.died-$boot" 2> /dev/null
 		echo "NOTE l1-$kvm: kept as $dir/console.died-$boot.log and .run-l1.died-$boot/"
 		if [ -f "$dir/l1-stuck.txt" ]; then
 			mv "$dir/l1-stuck.txt" "$dir/l1-stuck.died-$boot.txt"
-			echo "NOTE l1-$kvm: L1's registers at the timeout kept as $dir/l1-stuck.died-$boot.txt"
+			echo "NOTE l1-$kvm: L1's registers when it was stopped kept as $dir/l1-stuck.died-$boot.txt"
 		fi
 		echo "NOTE l1-$kvm: the emulation's known failure (tests/nested/README.md); ${left[*]} again in a new L1"
 	done
