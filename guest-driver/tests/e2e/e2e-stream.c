@@ -423,6 +423,24 @@ static uint64_t lookup_addr(uint32_t i, uint64_t frame)
 	return i ? frame - 1 : frame;
 }
 
+/*
+ * A kernel frame's lookup address.  The frame after an interrupt or
+ * exception entry (asm_*) is the interrupted context's regs->ip, exact like
+ * frame 0: taken at a function's first instruction, its address less one
+ * would name the function before it.
+ */
+static uint64_t kernel_lookup_addr(const struct kernel_view *k,
+				   const struct pvprof_st_view *v, uint32_t i)
+{
+	uint64_t frame = pvprof_st_frame(v, i);
+	const char *below;
+
+	if (!i)
+		return frame;
+	below = ksym_name(k, lookup_addr(i - 1, pvprof_st_frame(v, i - 1)));
+	return below && !strncmp(below, "asm_", 4) ? frame : frame - 1;
+}
+
 struct workload {
 	const char *role;
 	int pid;
@@ -581,7 +599,7 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 			       uint32_t flags)
 {
 	const char *first = ksym_name(k, pvprof_st_frame(v, 0));
-	const char *last = ksym_name(k, lookup_addr(nr_kernel - 1, pvprof_st_frame(v, nr_kernel - 1)));
+	const char *last = ksym_name(k, kernel_lookup_addr(k, v, nr_kernel - 1));
 	bool do_syscall = false;
 	uint32_t i, p = 0;
 
@@ -627,7 +645,7 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 		return;
 	}
 	for (i = 0; i < nr_kernel; i++) {
-		const char *name = ksym_name(k, lookup_addr(i, pvprof_st_frame(v, i)));
+		const char *name = ksym_name(k, kernel_lookup_addr(k, v, i));
 
 		if (!name)
 			continue;
@@ -660,7 +678,7 @@ static void dump_callchain(const struct kernel_view *k, const struct pvprof_st_v
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t f = pvprof_st_frame(v, i);
 		const char *name = i < nr_kernel && k ?
-			ksym_name(k, lookup_addr(i, f)) : NULL;
+			ksym_name(k, kernel_lookup_addr(k, v, i)) : NULL;
 
 		printf(" %s%#" PRIx64 "%s%s", i == nr_kernel ? "| " : "", f,
 		       name ? "=" : "", name ? name : "");
@@ -731,13 +749,14 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 
 	/* Kernel frames: in the guest's text, never in the NMI path. */
 	for (i = 0; i < nr_kernel && k; i++)
-		if (in_nmi_path(k, lookup_addr(i, pvprof_st_frame(v, i))) == 1)
+		if (in_nmi_path(k, kernel_lookup_addr(k, v, i)) == 1)
 			nmi_entry = true;
 	for (i = 0; i < nr_kernel && k; i++) {
 		uint64_t f = pvprof_st_frame(v, i);
-		int nmi = in_nmi_path(k, lookup_addr(i, f));
+		uint64_t addr = kernel_lookup_addr(k, v, i);
+		int nmi = in_nmi_path(k, addr);
 
-		if (!kernel_addr_ok(k, lookup_addr(i, f))) {
+		if (!kernel_addr_ok(k, addr)) {
 			t->kernel_garbage++;
 			note_first(t->kgarbage_first, sizeof(t->kgarbage_first),
 				   "seq %" PRIu64 " kernel frame %u %#" PRIx64 " outside kernel and module text",
@@ -747,7 +766,7 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 			t->nmi_frames++;
 			note_first(t->nmi_first, sizeof(t->nmi_first),
 				   "seq %" PRIu64 " kernel frame %u in %s", (uint64_t)cc->rec.seq, i,
-				   ksym_name(k, lookup_addr(i, f)));
+				   ksym_name(k, addr));
 		}
 	}
 
