@@ -166,7 +166,7 @@ cases_left() {
 # cases L1 did not finish run again in a new L1, at most PVPROF_L1_BOOTS L1s in
 # all (default 3), and the output says so. Any other death fails at once.
 run_l1_cases() {
-	local kvm=$1 boot status said dir=$outdir/$1
+	local kvm=$1 boot status said died dir=$outdir/$1
 	local max_boots=${PVPROF_L1_BOOTS:-3}
 	shift
 	local left=("$@")
@@ -178,12 +178,9 @@ run_l1_cases() {
 		said=$(run_l1_said "$dir.$boot.stderr")
 		mapfile -t left < <(cases_left "$dir" "${left[@]}")
 		[ "${#left[@]}" -gt 0 ] && [ "$boot" -lt "$max_boots" ] || break
-		grep -q -e '^run-l1: QEMU logged a triple fault' -e '^run-l1: L1 locked up' \
-			-e '^run-l1: L1 is frozen' \
-			-e '^run-l1: timed out after [0-9]* s; COMMAND was still running' <<< "$said" || break
+		died=$(l1_died_of_emulation "$dir.$boot.stderr") || break
 		echo "NOTE l1-$kvm: L1 $boot of at most $max_boots died in case ${left[0]} (run-l1 exited $status):"
-		grep -e 'triple fault' -e 'locked up' -e '^run-l1: L1 is frozen' -e '^run-l1: L1 powered off' \
-			-e '^run-l1: timed out' <<< "$said" | sed 's/^/NOTE   /'
+		sed 's/^/NOTE   /' <<< "$died"
 		mv "$dir/console.log" "$dir/console.died-$boot.log"
 		cp -r "$dir/.run-l1" "$dir/.run-l1.died-$boot" 2> /dev/null
 		echo "NOTE l1-$kvm: kept as $dir/console.died-$boot.log and .run-l1.died-$boot/"
