@@ -633,17 +633,29 @@ void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
 
 /**
  * kvm_pvprof_vcpu_exited() - the vCPU left guest mode
- * @vcpu: the vCPU, on its own thread, kvm->srcu held
+ * @vcpu: the vCPU, on its own thread, kvm->srcu held, preemptible
  *
  * A sample waiting in its slot until the guest has read the notices before
- * it (pvprof_notice()) asks again before the next entry.
+ * it (pvprof_notice()) asks again before the next entry.  Once sampling is
+ * disabled no sample's request comes to drain the answers to the notices
+ * still outstanding: they are drained here, on the exit after the guest's
+ * NMI handler (its IRET, or the HLT of a vCPU that goes idle, which would
+ * otherwise keep them in its buffer until it next returns to user space).
  */
 void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
 
-	if (pv && READ_ONCE(pv->slot_full))
+	if (!pv)
+		return;
+	if (READ_ONCE(pv->slot_full)) {
 		kvm_make_request(KVM_REQ_PVPROF, vcpu);
+		return;
+	}
+	/* Unlocked: a hint; the drain itself runs under pv->lock. */
+	if (!READ_ONCE(pv->pvm->enabled) &&
+	    READ_ONCE(pv->ring.notice_head) != READ_ONCE(pv->ring.resolved_seq))
+		pvprof_vcpu_run(vcpu, false);
 }
 
 /**

@@ -324,7 +324,8 @@ def main():
         f"skew rate: {fmt(result['skew_rate'], '.4f')}   stale rate: {fmt(result['stale_rate'], '.4f')}",
         "losses: " + (", ".join(f"{k} {v}" for k, v in losses.items() if v) or "none"),
         f"host cost: {fmt(result['host_cost']['ns_per_sample'], '.0f')} ns of pvprof hooks in L1's KVM per sample"
-        f" (function_graph, its own cost included; {result['host_cost']['trace_overrun']} trace overruns)",
+        f" (function_graph, its own cost included; {result['host_cost']['trace_overrun']} trace overruns;"
+        " a hook's time includes an overflow that interrupted it, which the total counts once)",
     ]
     for h, v in result["host_cost"]["hooks"].items():
         lines.append(f"  {h:28}{fmt(v['calls_per_sample'], '7.3f')} calls/sample, median {v['median_ns']:>7.0f} ns,"
