@@ -190,18 +190,20 @@ check lockup-report-summarised "no stack summary on stderr" \
 
 # Boot F: a CPU held with interrupts off takes no timer interrupt (and no
 # watchdog inside L1 can say so); run-l1 sees the timer interrupt pending in
-# the LAPIC through QMP and stops the run once it has been for the bound.
-held_cpu_run f RUNL1_FROZEN_BOUND=20 \
-	-- insmod "$lockup_build/runl1_lockup_test.ko" seconds=240 irqs_off=1
+# the LAPIC through QMP and stops the run once it has been for the bound. The
+# held CPU is L1's second: every CPU is read, not only the first.
+held_cpu_run f RUNL1_FROZEN_BOUND=20 --smp 2 \
+	-- taskset -c 1 insmod "$lockup_build/runl1_lockup_test.ko" seconds=240 irqs_off=1
 check frozen-exit-124 "exit status $status" [ "$status" -eq 124 ]
 check frozen-stops-early "took $run_time s for 240 s with interrupts off and --timeout 300" [ "$run_time" -le 150 ]
 check frozen-says-why "$(run_l1_said "$outdir/f.stderr" | tail -n 1)" \
-	grep -q '^run-l1: L1 is frozen: its CPU 0 has had its timer interrupt pending for [0-9]* s' "$outdir/f.stderr"
+	grep -q '^run-l1: L1 is frozen: its CPU 1 has had its timer interrupt pending for [0-9]* s' "$outdir/f.stderr"
 check frozen-state-kept "no pending IRR line in $outdir/f/l1-stuck.txt" \
 	grep -Eq '^IRR[[:space:]].*\<236\>' "$outdir/f/l1-stuck.txt"
-# The first pending reading starts the 20 s, the third is past it.
-pending_readings=$(grep -Ec '^IRR[[:space:]].*\<236\>' "$outdir/f/.run-l1/lapic.log")
-check frozen-readings-kept "$pending_readings readings with the timer pending in $outdir/f/.run-l1/lapic.log" \
+# The first pending reading of CPU 1 starts the 20 s, the third is past it.
+pending_readings=$(awk '/^== / { cpu = $NF } cpu == 1 && /^IRR/ && / 236( |$)/ { n++ } END { print n + 0 }' \
+	"$outdir/f/.run-l1/lapic.log")
+check frozen-readings-kept "$pending_readings readings of CPU 1 with the timer pending in $outdir/f/.run-l1/lapic.log" \
 	[ "$pending_readings" -ge 3 ]
 
 for f in a b c e f; do
