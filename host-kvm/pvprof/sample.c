@@ -587,10 +587,13 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 		pvprof_buffer_gone(pvm, pv, pvprof_take_sample(pv, &sample));
 }
 
-/* Changed loss counts reach the stream at least once a second. */
+/*
+ * Changed loss counts reach the stream at least once a second, and at once
+ * while sampling is disabled: no later sample's work would bring them.
+ */
 static void pvprof_flush_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 {
-	if (time_before(jiffies, pv->loss_flush_at))
+	if (READ_ONCE(pvm->enabled) && time_before(jiffies, pv->loss_flush_at))
 		return;
 	pv->loss_flush_at = jiffies + HZ;
 	pvprof_stream_put_losses(pvm, pv);

@@ -516,6 +516,53 @@ static void *run_halted(void *arg)
 }
 
 /*
+ * Runs the vCPU of @t on its own thread until its guest has halted with
+ * interrupts off and the thread sleeps in KVM_RUN, processing no request.
+ */
+static pthread_t run_until_halted(struct test_vm *t, struct halted_runner *hr)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	uint64_t deadline;
+	pthread_t thread;
+
+	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	hr->vcpu = t->vcpu;
+	TEST_ASSERT(!pthread_create(&thread, NULL, run_halted, hr), "pthread_create");
+	deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
+	while (!guest_var(t->vm, g_halted) || !atomic_load(&hr->tid) ||
+	       thread_state(atomic_load(&hr->tid)) != 'S') {
+		TEST_ASSERT(test_now_ns() < deadline, "the guest did not halt in %d s", PHASE_SECONDS);
+		usleep(1000);
+	}
+	return thread;
+}
+
+/* The books closed, every callchain and stale answer in the stream. */
+static void assert_books_closed(struct test_vm *t, const char *when, struct pvprof_vcpu_status *vs)
+{
+	pvprof_vcpu_status(t->vm, 1, 0, vs);
+	TEST_ASSERT_EQ(vs->registered, 1);
+	TEST_ASSERT(vs->notices == vs->records + pvprof_notice_losses(vs),
+		    "%s: notices %llu != records %llu + stale/invalid/unanswered %llu", when,
+		    (unsigned long long)vs->notices, (unsigned long long)vs->records,
+		    (unsigned long long)pvprof_notice_losses(vs));
+	pvprof_stream_read(t->stream_fd, &t->sc, false);
+	TEST_ASSERT_EQ(t->sc.callchains, vs->records);
+	TEST_ASSERT_EQ(t->sc.losses[PVPROF_LOSS_STALE], vs->losses[PVPROF_LOSS_STALE]);
+}
+
+/* Wakes the halted vCPU's thread out of KVM_RUN and frees the VM. */
+static void end_halted(struct test_vm *t, pthread_t thread)
+{
+	TEST_ASSERT(!pthread_kill(thread, SIGUSR1), "pthread_kill");
+	pthread_join(thread, NULL);
+	vcpu_release(t->vcpu);
+	kvm_vm_free(t->vm);
+	munmap(t->slot_mem, SLOT_SIZE);
+	close(t->stream_fd);
+}
+
+/*
  * DISABLE drains from its caller (spec section 12.4): the guest posts its
  * answers and halts with interrupts off, so its vCPU thread sleeps in
  * KVM_RUN and processes no request; DISABLE still brings every posted
@@ -527,27 +574,18 @@ static void test_disable_drains_halted_vcpu(void)
 		.event = PVPROF_EVENT_CPU_CLOCK,
 		.sample_period = 10ULL * 1000 * 1000 * 1000,
 	};
-	struct sigaction sa = { .sa_handler = on_sigusr1 };
 	struct halted_runner hr = { 0 };
 	struct pvprof_vcpu_status vs;
-	uint64_t deadline, posted;
 	pthread_t thread;
 	struct test_vm t;
+	uint64_t posted;
 
 	test_vm_start_guest(&t, 0, guest_code_post_and_halt, true);
 	run_ticks(&t, notices_reach, 8, &vs);
 	/* No sample (no drain on the vCPU's thread) between its answer and HLT. */
 	pvprof_enable(t.vm, &slow);
 	guest_var(t.vm, g_stop) = 1;
-	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
-	hr.vcpu = t.vcpu;
-	TEST_ASSERT(!pthread_create(&thread, NULL, run_halted, &hr), "pthread_create");
-	deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
-	while (!guest_var(t.vm, g_halted) || !atomic_load(&hr.tid) ||
-	       thread_state(atomic_load(&hr.tid)) != 'S') {
-		TEST_ASSERT(test_now_ns() < deadline, "the guest did not halt in %d s", PHASE_SECONDS);
-		usleep(1000);
-	}
+	thread = run_until_halted(&t, &hr);
 	posted = guest_var(t.vm, g_posted);
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
 	TEST_ASSERT(posted > 0, "the guest answered no notice");
@@ -556,23 +594,37 @@ static void test_disable_drains_halted_vcpu(void)
 		    (unsigned long long)posted);
 
 	pvprof_disable(t.vm);
-	pvprof_vcpu_status(t.vm, 1, 0, &vs);
-	TEST_ASSERT_EQ(vs.registered, 1);
-	TEST_ASSERT(vs.notices == vs.records + pvprof_notice_losses(&vs),
-		    "after DISABLE: notices %llu != records %llu + stale/invalid/unanswered %llu",
-		    (unsigned long long)vs.notices, (unsigned long long)vs.records,
-		    (unsigned long long)pvprof_notice_losses(&vs));
-	pvprof_stream_read(t.stream_fd, &t.sc, false);
-	TEST_ASSERT_EQ(t.sc.callchains, vs.records);
-	TEST_ASSERT_EQ(t.sc.losses[PVPROF_LOSS_STALE], vs.losses[PVPROF_LOSS_STALE]);
+	assert_books_closed(&t, "after DISABLE", &vs);
 	pvprof_print_books("disable_drains_halted_vcpu", &vs);
+	end_halted(&t, thread);
+}
 
-	TEST_ASSERT(!pthread_kill(thread, SIGUSR1), "pthread_kill");
-	pthread_join(thread, NULL);
-	vcpu_release(t.vcpu);
-	kvm_vm_free(t.vm);
-	munmap(t.slot_mem, SLOT_SIZE);
-	close(t.stream_fd);
+/*
+ * Answers to notices still unresolved at DISABLE, posted after it (spec
+ * section 9.3): the guest answers them and halts, and no sample's request
+ * and no return to user space follows; the exits on the way (the HLT) drain
+ * them on the vCPU's thread.
+ */
+static void test_answers_after_disable_drained(void)
+{
+	struct halted_runner hr = { 0 };
+	struct pvprof_vcpu_status vs;
+	pthread_t thread;
+	struct test_vm t;
+
+	test_vm_start_guest(&t, 0, guest_code_post_and_halt, true);
+	run_ticks(&t, notices_reach, 8, &vs);
+	pvprof_disable(t.vm);
+	pvprof_vcpu_status(t.vm, 1, 0, &vs);
+	TEST_ASSERT(vs.notices > vs.records + pvprof_notice_losses(&vs),
+		    "no notice outstanding at DISABLE: notices %llu, records %llu",
+		    (unsigned long long)vs.notices, (unsigned long long)vs.records);
+	guest_var(t.vm, g_stop) = 1;
+	thread = run_until_halted(&t, &hr);
+	TEST_ASSERT(guest_var(t.vm, g_posted) > 0, "the guest answered no notice");
+	assert_books_closed(&t, "the vCPU halted after its answers", &vs);
+	pvprof_print_books("answers_after_disable_drained", &vs);
+	end_halted(&t, thread);
 }
 
 /* A reader blocked in read() while the VM goes away. */
@@ -840,6 +892,7 @@ static const struct test_case cases[] = {
 	{ "dirty_ring_marks_buffer", test_dirty_ring_marks_buffer },
 	{ "enable_disable_1000_while_running", test_enable_disable_1000_while_running },
 	{ "disable_drains_halted_vcpu", test_disable_drains_halted_vcpu },
+	{ "answers_after_disable_drained", test_answers_after_disable_drained },
 	{ "destroy_while_sampling", test_destroy_while_sampling },
 	{ "ksm_and_compaction_while_sampling", test_ksm_and_compaction_while_sampling },
 };
