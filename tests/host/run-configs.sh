@@ -5,7 +5,8 @@
 # configuration with tests/nested/run-l1, runs every test program there
 # through run-suite.sh, prints every case and the measurements, and ends with
 # "N passed, N failed". SKIPs are listed and counted apart, never as passed.
-# Writes "<passed> <failed>" to $O/results/host.
+# An L1 the emulation killed is booted again once (README.md). Writes
+# "<passed> <failed>" to $O/results/host.
 #
 # usage: run-configs.sh PROGRAM...
 set -u
@@ -13,9 +14,15 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 O=${O:-$repo/out}
+# For l1_died_of_emulation.
+# shellcheck source=../nested/common.sh
+source "$repo/tests/nested/common.sh"
 run_l1=$repo/tests/nested/run-l1
 modules_dir=$O/host-kvm
 runs=$O/tests/host/runs
+# L1s the emulation killed, kept outside $runs (whose directories are the
+# configurations' results).
+died=$O/tests/host/died
 # Seconds for one configuration: boot plus every program.
 l1_timeout=${HOST_SUITE_TIMEOUT:-900}
 
@@ -63,7 +70,7 @@ run_config() {
 	local name=$1 kvm=$2 cpu=$3 smp=$4 out=$runs/$1 rc line boot total
 	local args=(--kvm "$kvm" --cpu "$cpu" --smp "$smp" --out "$out"
 		    --timeout "$l1_timeout")
-	local progs=() env=() p b qmp_dir='' injector=''
+	local progs=() env=() p b qmp_dir='' injector='' attempt why
 
 	shift 4
 	for p in "$@"; do
@@ -89,35 +96,58 @@ run_config() {
 	fi
 
 	booted=$((booted + 1))
+	for ((attempt = 1; ; attempt++)); do
+		launch_config || return
+		# QEMU's emulation kills an L1 now and then (tests/nested/README.md):
+		# the configuration runs again in a new L1, once.
+		[ "$rc" -ne 0 ] && [ "$attempt" -lt 2 ] && why=$(l1_died_of_emulation "$out/run-l1.log") || break
+		echo "NOTE $name: L1 $attempt of at most 2 died (run-l1 exited $rc):"
+		sed 's/^/NOTE   /' <<< "$why"
+		rm -rf "$died/$name.$attempt"
+		mkdir -p "$died" && mv "$out" "$died/$name.$attempt"
+		echo "NOTE $name: kept as $died/$name.$attempt; the emulation's known failure, the configuration again in a new L1"
+	done
+	report_config
+}
+
+# launch_config: one L1 boot of run_config's configuration; sets rc.
+launch_config() {
+	local launch=("${args[@]}")
+
 	rm -rf "$out"
-	mkdir -p "$out" || { count_line "FAIL $name/l1: cannot create $out"; return; }
+	mkdir -p "$out" || { count_line "FAIL $name/l1: cannot create $out"; return 1; }
 	if [ "$kvm" = pvprof ]; then
 		if [ ! -r "$modules_dir/kvm.ko" ] || [ ! -r "$modules_dir/kvm-amd.ko" ]; then
 			count_line "FAIL $name/l1: no pvprof KVM modules in $modules_dir (run make modules)"
-			return
+			return 1
 		fi
-		args+=(--modules-dir "$modules_dir")
+		launch+=(--modules-dir "$modules_dir")
 	fi
 	# The socket lives outside the out share (L1 never uses it), in a
 	# short path (unix socket paths are limited to 107 bytes).
 	if [ ${#env[@]} -gt 0 ]; then
 		if ! qmp_dir=$(mktemp -d /tmp/pvprof-qmp.XXXXXX) || ! mkdir -p "$out/qmp-nmis"; then
 			count_line "FAIL $name/l1: cannot set up the QMP NMI injector"
-			return
+			return 1
 		fi
-		args+=(--qmp "$qmp_dir/l1.qmp")
+		launch+=(--qmp "$qmp_dir/l1.qmp")
 		"$here/qmp-nmis.sh" "$qmp_dir/l1.qmp" "$out/qmp-nmis" > "$out/qmp-nmis.log" 2>&1 < /dev/null &
 		injector=$!
 	fi
 
-	env "${env[@]}" "$run_l1" "${args[@]}" -- "$here/run-suite.sh" --config "$name" \
+	env "${env[@]}" "$run_l1" "${launch[@]}" -- "$here/run-suite.sh" --config "$name" \
 		--kvm "$kvm" --out "$out" -- "${progs[@]}" > "$out/run-l1.log" 2>&1 < /dev/null
 	rc=$?
 	if [ -n "$injector" ]; then
 		kill "$injector" 2>/dev/null
 		wait "$injector" 2>/dev/null
 		rm -rf "$qmp_dir"
+		injector=''
 	fi
+}
+
+# report_config: the cases and measurements of run_config's last L1.
+report_config() {
 	if [ -s "$out/results.txt" ]; then
 		while IFS= read -r line; do
 			count_line "$line"
