@@ -179,8 +179,8 @@ run_l1_cases() {
 		mapfile -t left < <(cases_left "$dir" "${left[@]}")
 		[ "${#left[@]}" -gt 0 ] && [ "$boot" -lt "$max_boots" ] || break
 		died=$(l1_died_of_emulation "$dir.$boot.stderr") || break
-		echo "NOTE l1-$kvm: L1 $boot of at most $max_boots died in case ${left[0]} (run-l1 exited $status):"
-		sed 's/^/NOTE   /' <<< "$died"
+		note_l1_died "l1-$kvm" "$boot" "$max_boots" "$status" "$died"
+		echo "NOTE l1-$kvm: it died in case ${left[0]}"
 		mv "$dir/console.log" "$dir/console.died-$boot.log"
 		cp -r "$dir/.run-l1" "$dir/.run-l1.died-$boot" 2> /dev/null
 		echo "NOTE l1-$kvm: kept as $dir/console.died-$boot.log and .run-l1.died-$boot/"

@@ -216,14 +216,45 @@ run_l1_said() {
 	grep -v '^  | ' "$1" 2>/dev/null | tail -n 40
 }
 
-# l1_died_of_emulation STDERR: whether run-l1 said (in the file that holds
-# its stderr) that L1 died the ways QEMU 7.2's nested SVM emulation kills it
-# now and then ("Known failure of the emulation" in tests/nested/README.md):
-# a triple fault, a lockup, a frozen CPU, or a silent hang until --timeout.
-# Prints run-l1's lines that say so.
+# l1_died_of_emulation STDERR [DEATH...]: whether run-l1 said (in the file
+# that holds its stderr) that L1 died one of the ways QEMU 7.2's nested SVM
+# emulation kills it now and then ("Known failure of the emulation" in
+# tests/nested/README.md): triple-fault, frozen (a CPU that stopped taking
+# its timer interrupt), lockup (the kernel's soft-lockup report) or timeout (a
+# silent hang until --timeout). DEATHs limit the answer to those (default:
+# all four); a caller whose own code could lock up or hang L1 leaves those
+# out. Prints run-l1's lines that say so.
 l1_died_of_emulation() {
-	run_l1_said "$1" | grep -e '^run-l1: QEMU logged a triple fault' -e '^run-l1: L1 locked up' \
-		-e '^run-l1: L1 is frozen' -e '^run-l1: timed out after [0-9]* s; COMMAND was still running'
+	local stderr=$1 death patterns=()
+	shift
+	[ $# -gt 0 ] || set -- triple-fault frozen lockup timeout
+	for death; do
+		case $death in
+		triple-fault) patterns+=(-e '^run-l1: QEMU logged a triple fault') ;;
+		frozen) patterns+=(-e '^run-l1: L1 is frozen') ;;
+		lockup) patterns+=(-e '^run-l1: L1 locked up') ;;
+		timeout) patterns+=(-e '^run-l1: timed out after [0-9]* s; COMMAND was still running') ;;
+		*) echo "l1_died_of_emulation: unknown death '$death'" >&2; return 2 ;;
+		esac
+	done
+	run_l1_said "$stderr" | grep "${patterns[@]}"
+}
+
+# note_l1_died NAME BOOT MAX STATUS WHY: says in NOTE lines that L1 BOOT of at
+# most MAX (in the run NAME) died, run-l1's exit STATUS, and WHY (the lines
+# l1_died_of_emulation printed).
+note_l1_died() {
+	echo "NOTE $1: L1 $2 of at most $3 died (run-l1 exited $4):"
+	sed 's/^/NOTE   /' <<< "$5"
+}
+
+# keep_dead_l1_dir NAME DIR KEPT: moves a dead L1's out directory DIR to KEPT
+# (replacing an older one) so that the next boot starts from an empty DIR,
+# and says so.
+keep_dead_l1_dir() {
+	rm -rf "$3"
+	mkdir -p "$(dirname "$3")" && mv "$2" "$3" && mkdir -p "$2" || return 1
+	echo "NOTE $1: kept as $3; the emulation's known failure (tests/nested/README.md), again in a new L1"
 }
 
 results_write() {

@@ -422,11 +422,8 @@ boot_l1() {
 		l1_status=$?
 		[ "$boot" -lt "$max_boots" ] || break
 		died=$(l1_died_of_emulation "$out/l1.stderr") || break
-		echo "NOTE l1-$kvm: L1 $boot of at most $max_boots died (run-l1 exited $l1_status):"
-		sed 's/^/NOTE   /' <<< "$died"
-		rm -rf "$out.died-$boot"
-		mv "$out" "$out.died-$boot" && mkdir -p "$out" || die "cannot move $out aside"
-		echo "NOTE l1-$kvm: kept as $out.died-$boot; the emulation's known failure (tests/nested/README.md), the boot again in a new L1"
+		note_l1_died "l1-$kvm" "$boot" "$max_boots" "$l1_status" "$died"
+		keep_dead_l1_dir "l1-$kvm" "$out" "$out.died-$boot" || die "cannot move $out aside"
 	done
 }
 
