@@ -38,6 +38,7 @@ static void pvprof_sum_stats(struct pvprof_cpu_stats *sum)
 		sum->dropped += READ_ONCE(s->dropped);
 		sum->garbage += READ_ONCE(s->garbage);
 		sum->registrations += READ_ONCE(s->registrations);
+		sum->queries += READ_ONCE(s->queries);
 		sum->reregistrations += READ_ONCE(s->reregistrations);
 		sum->reg_failures += READ_ONCE(s->reg_failures);
 		sum->query_failures += READ_ONCE(s->query_failures);
@@ -71,6 +72,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "errors %llu\n", sum.dropped + sum.garbage +
 		   sum.query_failures + sum.unreg_failures);
 	seq_printf(m, "registrations %llu\n", sum.registrations);
+	seq_printf(m, "queries %llu\n", sum.queries);
 	seq_printf(m, "reregistrations %llu\n", sum.reregistrations);
 	seq_printf(m, "registration_failures %llu\n", sum.reg_failures);
 	seq_printf(m, "query_failures %llu\n", sum.query_failures);

@@ -198,6 +198,7 @@ static void pvprof_cpu_check(struct pvprof_cpu *pc, bool probe_ok)
 	switch (pc->state) {
 	case PVPROF_CPU_ACTIVE:
 		r = pvprof_hypercall(PVPROF_OP_QUERY, pc->gpa, 0, 0);
+		pc->stats.queries++;
 		if (r == PVPROF_QUERY_REGISTERED)
 			return;
 		pvprof_deactivate(pc);

@@ -25,6 +25,8 @@
  * @dropped: notices left unanswered because the record ring was full
  * @garbage: NMIs that found an out-of-bounds notice_head
  * @registrations: successful REGISTER calls
+ * @queries: QUERY calls of the periodic check (one per period while
+ *	registered: shows the check is alive)
  * @reregistrations: registrations the host had dropped (QUERY said so)
  * @reg_failures: failed REGISTER calls and buffer allocation failures
  * @query_failures: QUERY calls that returned an error
@@ -43,6 +45,7 @@ struct pvprof_cpu_stats {
 	u64 dropped;
 	u64 garbage;
 	u64 registrations;
+	u64 queries;
 	u64 reregistrations;
 	u64 reg_failures;
 	u64 query_failures;

@@ -226,7 +226,9 @@ stock_mode() {
 }
 
 # Case 7: a checksummed region kept busy while L1 snapshots, migrates and
-# resets this VM; the state line every second shows the registration.
+# resets this VM; the state line every second shows the registration, the
+# driver's periodic check (its QUERY count) and the guest's two clocks
+# (jiffies, which kernel timers such as the check's run on, and uptime).
 mig_mode() {
 	insmod /pvprof_guest.ko
 	echo "FACT insmod_status $?"
@@ -245,7 +247,9 @@ mig_mode() {
 		fi
 		echo "MIG-STATE registered $(grep -c '^[0-9]* active ' /sys/kernel/debug/pvprof/cpus)" \
 			"registrations $(stat registrations) reregistrations $(stat reregistrations)" \
-			"notices $(stat notices) warnings $warnings"
+			"notices $(stat notices) warnings $warnings queries $(stat queries)" \
+			"jiffies $(sed -n 's/^jiffies: //p' /proc/timer_list | head -n 1)" \
+			"uptime $(cut -d ' ' -f 1 /proc/uptime)"
 		sleep 1
 	done
 }

@@ -248,6 +248,7 @@ in_l1_mig() {
 	lines=$(count_lines "$out/a.console" MIG-STATE)
 	step after-loadvm wait_count "$out/a.console" MIG-STATE $((lines + 5)) 120
 	"$TOOL" status -j "$pid_a" > "$out/a-loadvm.json" 2>> "$out/tool.log"
+	complete_lines "$out/a.console" | grep MIG-STATE | tail -n 1 > "$out/a-loadvm-state"
 	echo "a_loadvm_console_line $(grep -c '' "$out/a.console")" >> "$out/mig.log"
 
 	# Migration to a file, then the incoming QEMU from it.
@@ -490,7 +491,7 @@ check mig-l2-boots "$(grep -m1 -v ' 0$' "$ml" 2>/dev/null)" \
 	is_y "$(stepok started-a && stepok enable-a && stepok attached-a && stepok cont-a && stepok boot-a && stepok sampling-a && echo y)"
 check savevm-loadvm "savevm/loadvm steps: $(grep -E 'step (savevm|after-savevm|loadvm|after-loadvm) ' "$ml" | tr '\n' ' ')" \
 	is_y "$(stepok savevm && stepok after-savevm && stepok loadvm && stepok after-loadvm && echo y)"
-check loadvm-registered "host after loadvm: $(jq_num "$out/a-loadvm.json" .registered_vcpus) of 1 vCPU registered" \
+check loadvm-registered "host after loadvm: $(jq_num "$out/a-loadvm.json" .registered_vcpus) of 1 vCPU registered; guest: $(cat "$out/a-loadvm-state" 2>/dev/null)" \
 	[ "$(jq_num "$out/a-loadvm.json" .registered_vcpus)" = 1 ]
 check migrate-to-file "steps: $(grep -E 'step (migrate|migrated|quit-a|started-b|enable-b|attached-b|migrate-incoming|incoming) ' "$ml" | tr '\n' ' ')" \
 	is_y "$(stepok migrate && stepok migrated && stepok started-b && stepok enable-b && stepok attached-b && stepok migrate-incoming && stepok incoming && echo y)"
