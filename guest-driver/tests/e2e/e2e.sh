@@ -34,6 +34,8 @@
 #                    debug L2's NMI handler is slower, more answers are stale)
 #   E2E_L2_APPEND    extra kernel command line arguments for every L2
 #                    (make check-debug's nohz=off: tests/debug/README.md)
+#   E2E_LOADVMS      savevm/loadvm rounds of the snapshot case (default 1);
+#                    after each, the guest must have registered again
 #   E2E_STOCK=0      skip the boot with the distro's KVM (the driver's
 #                    inertness, which a debug kernel adds nothing to)
 #   E2E_RESULTS      the results name (default e2e: $O/results/e2e)
@@ -229,7 +231,7 @@ wait_migrated() {
 }
 
 in_l1_mig() {
-	local pid_a pid_b cap_a cap_b lines
+	local pid_a pid_b cap_a cap_b lines round loadvms=${PVPROF_E2E_LOADVMS:-1}
 	qemu-img create -q -f qcow2 "$out/snap.qcow2" 512M || { echo "step qemu-img 1" >> "$out/mig.log"; return; }
 	mig_qemu a -S
 	step started-a wait_for "$out/a.pid" . 60
@@ -241,15 +243,17 @@ in_l1_mig() {
 	step sampling-a wait_for "$out/a.console" 'MIG-STATE .*notices [1-9]' 120
 
 	# savevm, a little more work, loadvm: the guest goes back in time.
-	step savevm qmp /tmp/e2e-a.qmp human-monitor-command '{"command-line": "savevm e2e"}'
-	lines=$(count_lines "$out/a.console" MIG-STATE)
-	step after-savevm wait_count "$out/a.console" MIG-STATE $((lines + 3)) 120
-	step loadvm qmp /tmp/e2e-a.qmp human-monitor-command '{"command-line": "loadvm e2e"}'
-	lines=$(count_lines "$out/a.console" MIG-STATE)
-	step after-loadvm wait_count "$out/a.console" MIG-STATE $((lines + 5)) 120
-	"$TOOL" status -j "$pid_a" > "$out/a-loadvm.json" 2>> "$out/tool.log"
-	complete_lines "$out/a.console" | grep MIG-STATE | tail -n 1 > "$out/a-loadvm-state"
-	echo "a_loadvm_console_line $(grep -c '' "$out/a.console")" >> "$out/mig.log"
+	# Each round's host status and last guest state line are kept.
+	for ((round = 1; round <= loadvms; round++)); do
+		step savevm qmp /tmp/e2e-a.qmp human-monitor-command '{"command-line": "savevm e2e"}'
+		lines=$(count_lines "$out/a.console" MIG-STATE)
+		step after-savevm wait_count "$out/a.console" MIG-STATE $((lines + 3)) 120
+		step loadvm qmp /tmp/e2e-a.qmp human-monitor-command '{"command-line": "loadvm e2e"}'
+		lines=$(count_lines "$out/a.console" MIG-STATE)
+		step after-loadvm wait_count "$out/a.console" MIG-STATE $((lines + 5)) 120
+		"$TOOL" status -j "$pid_a" > "$out/a-loadvm-$round.json" 2>> "$out/tool.log"
+		complete_lines "$out/a.console" | grep MIG-STATE | tail -n 1 > "$out/a-loadvm-state-$round"
+	done
 
 	# Migration to a file, then the incoming QEMU from it.
 	step migrate qmp /tmp/e2e-a.qmp migrate "{\"uri\": \"exec:cat > $out/mig.bin\"}"
@@ -372,6 +376,9 @@ min_complete=${E2E_COMPLETENESS:-95}
 modules_dir=${E2E_MODULES_DIR:-$O/host-kvm}
 # run-l1 passes PVPROF_* variables on to the half inside L1.
 export PVPROF_E2E_L2_APPEND=${E2E_L2_APPEND:-}
+loadvms=${E2E_LOADVMS:-1}
+[[ "$loadvms" =~ ^[1-9][0-9]*$ ]] || die "E2E_LOADVMS must be a positive integer"
+export PVPROF_E2E_LOADVMS=$loadvms
 start=$SECONDS
 base=$NESTED_OUT/e2e
 rm -rf "$base"
@@ -489,10 +496,16 @@ ml=$out/mig.log
 stepok() { grep -qx "step $1 0" "$ml" 2>/dev/null; }
 check mig-l2-boots "$(grep -m1 -v ' 0$' "$ml" 2>/dev/null)" \
 	is_y "$(stepok started-a && stepok enable-a && stepok attached-a && stepok cont-a && stepok boot-a && stepok sampling-a && echo y)"
-check savevm-loadvm "savevm/loadvm steps: $(grep -E 'step (savevm|after-savevm|loadvm|after-loadvm) ' "$ml" | tr '\n' ' ')" \
-	is_y "$(stepok savevm && stepok after-savevm && stepok loadvm && stepok after-loadvm && echo y)"
-check loadvm-registered "host after loadvm: $(jq_num "$out/a-loadvm.json" .registered_vcpus) of 1 vCPU registered; guest: $(cat "$out/a-loadvm-state" 2>/dev/null)" \
-	[ "$(jq_num "$out/a-loadvm.json" .registered_vcpus)" = 1 ]
+# stepok_all NAME: step NAME passed in each of the $loadvms rounds.
+stepok_all() { [ "$(grep -cx "step $1 0" "$ml" 2>/dev/null)" = "$loadvms" ]; }
+check savevm-loadvm "$loadvms savevm/loadvm rounds, steps: $(grep -E 'step (savevm|after-savevm|loadvm|after-loadvm) ' "$ml" | sort | uniq -c | tr -s '\n ' ' ')" \
+	is_y "$(stepok_all savevm && stepok_all after-savevm && stepok_all loadvm && stepok_all after-loadvm && echo y)"
+unregistered_rounds=()
+for ((round = 1; round <= loadvms; round++)); do
+	[ "$(jq_num "$out/a-loadvm-$round.json" .registered_vcpus)" = 1 ] ||
+		unregistered_rounds+=("round $round: host $(jq_num "$out/a-loadvm-$round.json" .registered_vcpus) of 1 vCPU registered, guest $(cat "$out/a-loadvm-state-$round" 2>/dev/null);")
+done
+check loadvm-registered "after loadvm, of $loadvms rounds: ${unregistered_rounds[*]}" [ ${#unregistered_rounds[@]} = 0 ]
 check migrate-to-file "steps: $(grep -E 'step (migrate|migrated|quit-a|started-b|enable-b|attached-b|migrate-incoming|incoming) ' "$ml" | tr '\n' ' ')" \
 	is_y "$(stepok migrate && stepok migrated && stepok started-b && stepok enable-b && stepok attached-b && stepok migrate-incoming && stepok incoming && echo y)"
 check migrated-reregisters "$(grep -E 'step (b-reregistered|b-runs) ' "$ml" | tr '\n' ' '); host: $(jq_num "$out/b-migrated.json" .registered_vcpus) registered" \
