@@ -230,14 +230,17 @@ stock_mode() {
 # driver's periodic check (its QUERY count) and the guest's two clocks
 # (jiffies, which kernel timers such as the check's run on, and uptime).
 mig_mode() {
+	local registered queries
 	insmod /pvprof_guest.ko
 	echo "FACT insmod_status $?"
 	/e2e-csum 32 &
+	stall_trace_start
 	echo E2E-MIG-READY
 	[ "$kmsg" = 1 ] && sed 's/^/KMSG /' /tmp/boot.kmsg
 	warnings=0
 	last_queries=
 	unchanged=0
+	stall=none
 	while :; do
 		if [ "$kmsg" = 1 ]; then
 			# The log since the last line, printed and cleared.
@@ -247,38 +250,71 @@ mig_mode() {
 		else
 			warnings=$(dmesg | grep -c -E "$splats")
 		fi
-		echo "MIG-STATE registered $(grep -c '^[0-9]* active ' /sys/kernel/debug/pvprof/cpus)" \
+		registered=$(grep -c '^[0-9]* active ' /sys/kernel/debug/pvprof/cpus)
+		queries=$(stat queries)
+		echo "MIG-STATE registered $registered" \
 			"registrations $(stat registrations) reregistrations $(stat reregistrations)" \
-			"notices $(stat notices) warnings $warnings queries $(stat queries)" \
+			"notices $(stat notices) warnings $warnings queries $queries" \
 			"jiffies $(sed -n 's/^jiffies: //p' /proc/timer_list | head -n 1)" \
 			"uptime $(cut -d ' ' -f 1 /proc/uptime)"
-		stall_report
+		stall_watch "$registered" "$queries"
 		sleep 1
 	done
 }
 
 # After a loadvm the driver's one-second check has been seen not to run
-# for 25 s (tests/debug/README.md). The first time the QUERY count stays
-# the same over three state lines while a CPU is registered, every
-# kworker's state, wait channel and stack are printed as MIG-STALL lines
-# (from /proc, not the kernel log, which the report checkers read).
-stall_report() {
-	local queries p
-	queries=$(stat queries)
-	if [ "$queries" != "$last_queries" ] ||
-	   [ "$(grep -c '^[0-9]* active ' /sys/kernel/debug/pvprof/cpus)" = 0 ]; then
-		last_queries=$queries
+# for 25 s (tests/debug/README.md).  To see what it waits behind, the mig
+# L2 traces the kernel's timer and workqueue events from the start, and
+# the first time the QUERY count stays the same over three state lines
+# while a CPU is registered, it prints every kworker's state, wait channel
+# and stack and the trace so far as MIG-STALL lines, then the trace of the
+# stall as MIG-RECOVER lines once the count moves again.  All of it comes
+# from /proc and tracefs, not the kernel log, which the report checkers
+# read.
+tracing=/sys/kernel/debug/tracing
+stall_trace_events='timer/timer_start timer/timer_expire_entry timer/timer_cancel
+	workqueue/workqueue_queue_work workqueue/workqueue_execute_start'
+
+stall_trace_start() {
+	local e
+	[ -d "$tracing/events/timer" ] || return
+	echo 4096 > "$tracing/buffer_size_kb"
+	for e in $stall_trace_events; do
+		echo 1 > "$tracing/events/$e/enable"
+	done
+}
+
+# stall_trace TAG LINES: the last LINES lines of the trace, then clear it.
+stall_trace() {
+	[ -r "$tracing/trace" ] || return
+	grep -v '^#' "$tracing/trace" | tail -n "$2" | sed "s/^/$1 trace /"
+	echo > "$tracing/trace"
+}
+
+# stall_watch REGISTERED QUERIES
+stall_watch() {
+	local p
+	if [ "$2" != "$last_queries" ] || [ "$1" = 0 ]; then
+		last_queries=$2
 		unchanged=0
+		if [ "$stall" = reported ]; then
+			stall_trace MIG-RECOVER 400
+			stall=over
+		fi
 		return
 	fi
 	unchanged=$((unchanged + 1))
-	[ "$unchanged" = 3 ] && [ -z "${stall_reported:-}" ] || return
-	stall_reported=1
+	[ "$unchanged" = 3 ] && [ "$stall" = none ] || return
+	stall=reported
+	echo "MIG-STALL queries $2 for 3 lines; jiffies $(sed -n 's/^jiffies: //p' /proc/timer_list | head -n 1)"
 	for p in /proc/[0-9]*; do
 		grep -q '^kworker' "$p/comm" 2>/dev/null || continue
 		echo "MIG-STALL ${p#/proc/} $(cat "$p/comm") state $(cut -d ' ' -f 3 "$p/stat") wchan $(cat "$p/wchan")"
 		sed 's/^/MIG-STALL   /' "$p/stack" 2>/dev/null
 	done
+	grep -E '^(cpu:|jiffies:|.*expires_next:|.*next_event:|.*tick_stopped|.*nohz_mode)' /proc/timer_list |
+		sed 's/^/MIG-STALL timer_list /'
+	stall_trace MIG-STALL 300
 }
 
 # Boot messages are not the driver's (nested TCG boots warn in xstate init).
