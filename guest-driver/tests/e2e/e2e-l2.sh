@@ -279,6 +279,10 @@ stall_trace_start() {
 	local e
 	[ -d "$tracing/events/timer" ] || return
 	echo 4096 > "$tracing/buffer_size_kb"
+	# Jiffies, which a restore leaves consistent with the trace buffer's
+	# own stamps: with the default sched_clock stamps the buffer took no
+	# event after a restore once (tests/debug/README.md).
+	echo uptime > "$tracing/trace_clock"
 	for e in $stall_trace_events; do
 		echo 1 > "$tracing/events/$e/enable"
 	done
@@ -312,7 +316,7 @@ stall_watch() {
 		echo "MIG-STALL ${p#/proc/} $(cat "$p/comm") state $(cut -d ' ' -f 3 "$p/stat") wchan $(cat "$p/wchan")"
 		sed 's/^/MIG-STALL   /' "$p/stack" 2>/dev/null
 	done
-	grep -E '^(cpu:|jiffies:|.*expires_next:|.*next_event:|.*tick_stopped|.*nohz_mode)' /proc/timer_list |
+	grep -E '^(now at|cpu:|jiffies:|.*expires_next:|.*next_event:|.*tick_stopped|.*nohz_mode)' /proc/timer_list |
 		sed 's/^/MIG-STALL timer_list /'
 	stall_trace MIG-STALL 300
 }
