@@ -262,12 +262,13 @@ mig_mode() {
 	done
 }
 
-# After a loadvm the driver's one-second check has been seen not to run
-# for 25 s (tests/debug/README.md).  To see what it waits behind, the mig
-# L2 traces the kernel's timer and workqueue events from the start, and
-# the first time the QUERY count stays the same over three state lines
-# while a CPU is registered, it prints every kworker's state, wait channel
-# and stack and the trace so far as MIG-STALL lines, then the trace of the
+# Around a snapshot (savevm stops and resumes the VM) the driver's
+# one-second check has been seen not to run for 25-35 s
+# (tests/debug/README.md).  To see what it waits behind, the mig L2
+# traces the kernel's timer and workqueue events from the start, and the
+# first time the QUERY count stays the same over three state lines while a
+# CPU is registered, it prints every kworker's state, wait channel and
+# stack and the trace so far as MIG-STALL lines, then the trace of the
 # stall as MIG-RECOVER lines once the count moves again.  All of it comes
 # from /proc and tracefs, not the kernel log, which the report checkers
 # read.
