@@ -70,7 +70,7 @@ if [ -n "$workload" ]; then
 	[ "$(head -c 4 "$workload" | od -An -c | tr -d ' ')" = '177ELF' ] ||
 		die "--workload $workload is not an ELF executable"
 	# The L2 guest is a busybox initramfs: no dynamic loader, no libraries.
-	if readelf -l "$workload" 2>/dev/null | grep -q 'Requesting program interpreter'; then
+	if grep -q 'Requesting program interpreter' <<< "$(readelf -l "$workload" 2>/dev/null)"; then
 		die "--workload $workload is dynamically linked; link it with -static"
 	fi
 fi

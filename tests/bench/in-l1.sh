@@ -139,7 +139,7 @@ trace_collect() {
 }
 
 pvprof_enabled() {
-	"$TOOL" status -j "$l2_pid" 2>/dev/null | grep -q '"enabled": *true'
+	grep -q '"enabled": *true' <<< "$("$TOOL" status -j "$l2_pid" 2>/dev/null)"
 }
 
 run_pvprof() {

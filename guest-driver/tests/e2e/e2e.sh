@@ -223,7 +223,7 @@ attach() {
 }
 
 migrated() {
-	qmp /tmp/e2e-a.qmp query-migrate | grep -q '"status": *"completed"'
+	grep -q '"status": *"completed"' <<< "$(qmp /tmp/e2e-a.qmp query-migrate)"
 }
 
 # checks_ran_since CONSOLE N K: the QUERY count of the driver's periodic
@@ -374,7 +374,7 @@ save_kmsg() {
 	mkdir -p "$2"
 	tr -d '\r' < "$1" 2>/dev/null | sed -n 's/^KMSG //p' > "$2/dmesg.txt"
 	rm -f "$2/kmemleak.txt"
-	tr -d '\r' < "$1" 2>/dev/null | grep -q '^KMEMLEAK-DONE' &&
+	grep -q '^KMEMLEAK-DONE' "$1" 2>/dev/null &&
 		tr -d '\r' < "$1" | sed -n 's/^KMEMLEAK //p' > "$2/kmemleak.txt"
 	[ -s "$2/dmesg.txt" ] || rm -f "$2/dmesg.txt"
 }
