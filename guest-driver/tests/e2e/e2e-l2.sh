@@ -289,10 +289,13 @@ stall_trace_start() {
 	done
 }
 
-# stall_trace TAG LINES: the last LINES lines of the trace, then clear it.
+# stall_trace TAG LINES: the last LINES events of the trace, then clear
+# it.  Left out: cancels, and the TCP timer that rearms itself every 100 ms
+# (ten lines a second that would push the stall's start out of reach).
 stall_trace() {
 	[ -r "$tracing/trace" ] || return
-	grep -v '^#' "$tracing/trace" | tail -n "$2" | sed "s/^/$1 trace /"
+	grep -v -e '^#' -e 'timer_cancel:' -e 'function=tcp_orphan_update' "$tracing/trace" |
+		tail -n "$2" | sed "s/^/$1 trace /"
 	echo > "$tracing/trace"
 }
 
@@ -312,14 +315,16 @@ stall_watch() {
 	[ "$unchanged" = 3 ] && [ "$stall" = none ] || return
 	stall=reported
 	echo "MIG-STALL queries $2 for 3 lines; jiffies $(sed -n 's/^jiffies: //p' /proc/timer_list | head -n 1)"
-	for p in /proc/[0-9]*; do
-		grep -q '^kworker' "$p/comm" 2>/dev/null || continue
+	# The trace and the ticks first: in the debug L2 the kworker loop
+	# below takes half a minute, long enough for a stall to end.
+	stall_trace MIG-STALL 400
+	grep -E '^(now at|cpu:|jiffies:|.*expires_next:|.*next_event:|.*tick_stopped|.*nohz_mode)' /proc/timer_list |
+		sed 's/^/MIG-STALL timer_list /'
+	for p in $(grep -l '^kworker' /proc/[0-9]*/comm 2>/dev/null); do
+		p=${p%/comm}
 		echo "MIG-STALL ${p#/proc/} $(cat "$p/comm") state $(cut -d ' ' -f 3 "$p/stat") wchan $(cat "$p/wchan")"
 		sed 's/^/MIG-STALL   /' "$p/stack" 2>/dev/null
 	done
-	grep -E '^(now at|cpu:|jiffies:|.*expires_next:|.*next_event:|.*tick_stopped|.*nohz_mode)' /proc/timer_list |
-		sed 's/^/MIG-STALL timer_list /'
-	stall_trace MIG-STALL 300
 }
 
 # Boot messages are not the driver's (nested TCG boots warn in xstate init).
