@@ -20,7 +20,7 @@ set -uo pipefail
 out=$1 initrd=$2 seconds=$3 hz=$4
 TOOL=$O/bin/kvm-pvprof
 
-l2_start "$out/l2" "$initrd" 1 512
+l2_boot "$out/l2" "$initrd" 1 512 || die "the L2 guest did not reach its init (console: $out/l2/console.log)"
 # console_error: the guest's DEMO-ERROR line, if it printed one.
 console_error() {
 	grep '^DEMO-ERROR' "$out/l2/console.log" | head -n 1

@@ -164,7 +164,7 @@ run_pvprof() {
 	rm -f /tmp/pvprof.data
 }
 
-l2_start "$out/l2" "$initrd" 1 256
+l2_boot "$out/l2" "$initrd" 1 256 || die "the L2 guest did not reach its init"
 l2_wait_line "$out/l2" '^BENCH-READY' 300 || die "the L2 guest did not get ready"
 l2_pid=$(cat "$out/l2/qemu.pid") || die "no L2 QEMU pid"
 vm_debugfs=$(l2_vm_debugfs "$l2_pid") || die "no KVM debugfs directory for the L2 QEMU ($l2_pid)"

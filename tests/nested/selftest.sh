@@ -30,6 +30,16 @@ in_l1() {
 	"$NESTED_DIR/run-l2" --initrd "$O/nested/selftest-l2.cpio" --timeout 120 \
 		> "$out/l2.stdout" 2> "$out/l2.stderr"
 	echo $? > "$out/l2.status"
+	# No L2 reaches init within 1 s of its launch here (it takes 3-8 s),
+	# so each of these boots it a second time, as after a pre-init hang.
+	"$NESTED_DIR/run-l2" --initrd "$O/nested/selftest-l2.cpio" --timeout 120 \
+		--init-timeout 1 --console "$out/l2-again.console" 2> "$out/l2-again.stderr"
+	echo $? > "$out/l2-again.status"
+	# shellcheck source=../../demo/l2lib.sh
+	source "$NESTED_DIR/../../demo/l2lib.sh"
+	L2_INIT_SECONDS=1 l2_boot "$out/l2lib" "$O/nested/selftest-l2.cpio" 1 256
+	echo "$? $L2_BOOTS" > "$out/l2lib.boot"
+	l2_finish "$out/l2lib" 60 > "$out/l2lib.status"
 	exit 3
 }
 
@@ -86,6 +96,18 @@ check l2-boots-and-prints-marker "no marker in L2 output" grep -qx "l2-marker $t
 check l2-exit-status "run-l2 exited $(cat "$a/l2.status" 2>/dev/null), the L2 hook $L2_EXIT" \
 	file_is "$a/l2.status" "$L2_EXIT"
 check boot-time-reported "no boot time line" grep -q 'run-l1: L1 booted in [0-9.]* s' "$outdir/a.stderr"
+check l2-init-timeout-boots-again "run-l2 --init-timeout 1 said: $(grep -v warning "$a/l2-again.stderr" | head -n 3 | tr '\n' '|')" \
+	grep -q "^NOTE: run-l2: the L2 did not reach init (no L2-INIT within 1 s of the launch), an emulation failure; booting it once more$" "$a/l2-again.stderr"
+check l2-init-timeout-once "$(grep -c '^NOTE' "$a/l2-again.stderr") NOTE lines, $(grep -c 'reached init' "$a/l2-again.stderr") 'reached init' lines" \
+	[ "$(grep -c '^NOTE' "$a/l2-again.stderr")/$(grep -c 'reached init' "$a/l2-again.stderr")" = 1/1 ]
+check l2-init-timeout-second-boot-runs "run-l2 exited $(cat "$a/l2-again.status" 2>/dev/null), the L2 hook $L2_EXIT; console: $(head -c 200 "$a/l2-again.console")" \
+	file_is "$a/l2-again.status" "$L2_EXIT"
+check l2-init-timeout-keeps-first-console "no $a/l2-again.console.hung" [ -f "$a/l2-again.console.hung" ]
+check l2lib-boots-again "l2_boot with L2_INIT_SECONDS=1: status and boots '$(cat "$a/l2lib.boot" 2>/dev/null)'" \
+	file_is "$a/l2lib.boot" "0 2"
+check l2lib-second-boot-runs "l2_finish: L2-EXIT '$(cat "$a/l2lib.status" 2>/dev/null)'; console: $(head -c 200 "$a/l2lib/console.log" 2>/dev/null)" \
+	file_is "$a/l2lib.status" "$L2_EXIT"
+check l2lib-keeps-first-console "no $a/l2lib/console-hung.log" [ -f "$a/l2lib/console-hung.log" ]
 
 # Boot B: no KVM, -cpu max, 1 vCPU, a QMP socket; exits 0. The command waits
 # until this side has injected an NMI into L1 through QMP, then counts the NMI

@@ -145,7 +145,7 @@ wait_work_done() {
 in_l1_main() {
 	local pid capture
 	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --machine pc \
-		--timeout $((900 * factor)) --kernel "$l2_kernel" --qmp /tmp/e2e-main.qmp \
+		--timeout $((900 * factor)) --init-timeout $((100 * factor)) --kernel "$l2_kernel" --qmp /tmp/e2e-main.qmp \
 		--append "e2e_mode=main $l2_args" --pidfile "$out/l2.pid" --console "$out/l2.console" \
 		2> "$out/l2.stderr" &
 	if ! wait_for "$out/l2.console" '^E2E-READY' 300; then
@@ -301,7 +301,7 @@ in_l1_mig() {
 
 in_l1_stock() {
 	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --timeout $((300 * factor)) \
-		--kernel "$l2_kernel" --append "e2e_mode=stock $l2_args" --console "$out/l2.console" 2> "$out/l2.stderr"
+		--init-timeout $((100 * factor)) --kernel "$l2_kernel" --append "e2e_mode=stock $l2_args" --console "$out/l2.console" 2> "$out/l2.stderr"
 	echo $? > "$out/l2.status"
 }
 
@@ -447,9 +447,18 @@ boot_l1() {
 	done
 }
 
+# note_l2_booted_again: says so when run-l2 booted the L2 of $out once more
+# after its first boot did not reach init.
+note_l2_booted_again() {
+	[ -f "$out/l2.console.hung" ] || return 0
+	echo "  note: $out: the L2's first boot did not reach init and it was booted again" \
+		"($(grep -h '^NOTE: run-l2' "$out/l2.stderr"); console $out/l2.console.hung)"
+}
+
 # ---- boot 1: the pvprof KVM
 out=$base/pvprof
 boot_l1 pvprof $((1800 * factor)) --modules-dir "$modules_dir"
+note_l2_booted_again
 if [ "$kmsg" = 1 ]; then
 	save_kmsg "$out/l2.console" "$out/l2-main"
 	save_kmsg "$out/a.console" "$out/l2-mig-a"
@@ -543,6 +552,7 @@ if [ "${E2E_STOCK:-1}" != 0 ]; then
 	out=$base/stock
 	con=$out/l2.console
 	boot_l1 stock $((600 * factor))
+	note_l2_booted_again
 	check stock-l2-runs "run-l2 exited '$(cat "$out/l2.status" 2>/dev/null)'" [ "$(cat "$out/l2.status" 2>/dev/null)" = 0 ]
 	check stock-inert "insmod '$(fact "$con" insmod_status)', mode '$(fact "$con" driver_mode)', $(fact "$con" driver_lines) driver lines: $(fact "$con" driver_line)" \
 		is_y "$([ "$(fact "$con" insmod_status)" = 0 ] && [ "$(fact "$con" driver_mode)" = inert ] && [ "$(fact "$con" driver_lines)" = 1 ] && echo y)"

@@ -20,7 +20,9 @@
 # an unprivileged user, root without the capabilities, a vCPU thread or fd
 # named instead of the VM, a usage error), each with its message and exit
 # status; disable stops sampling and keeps registrations and counters; the
-# guest ends cleanly, and afterwards the VM's process is gone.
+# guest ends cleanly, and afterwards the VM's process is gone. An L2 that
+# hangs before its init is booted once more (l2_boot), and the boot's PASS
+# line says so.
 # Writes "<passed> <failed>" to $PVPROF_RESULTS_DIR/tool-l2 (else
 # $O/results/tool-l2).
 # shellcheck disable=SC2016 # jq programs, with jq's $variables, in single quotes
@@ -100,12 +102,15 @@ if [ ! -f "$initrd" ] || [ ! -f "$NESTED_OUT/vmlinux-$(uname -r)" ]; then
 	exit
 fi
 boot_start=$SECONDS
-l2_start "$l2dir" "$initrd" 2 256
+l2_boot "$l2dir" "$initrd" 2 256
+booted=$?
 helper_pids+=("$L2_QEMU_PID")
-if l2_wait_line "$l2dir" '^CLI-L2-(READY|ERROR)' 300 &&
+if [ "$booted" = 0 ] && l2_wait_line "$l2dir" '^CLI-L2-(READY|ERROR)' 300 &&
    ready=$(grep -m 1 '^CLI-L2-READY ' "$l2dir/console.log") &&
    [ "$ready" = "CLI-L2-READY 2 sampling" ] && [ -s "$l2dir/qemu.pid" ]; then
-	pass "l2: the guest booted with the driver sampling and 2 CPUs ($((SECONDS - boot_start)) s)"
+	boots=
+	[ "$L2_BOOTS" = 1 ] || boots=", boot $L2_BOOTS: the first hung before init"
+	pass "l2: the guest booted with the driver sampling and 2 CPUs ($((SECONDS - boot_start)) s$boots)"
 else
 	fail "l2: the guest booted with the driver sampling and 2 CPUs" \
 		"console: $(grep -E '^(CLI-L2|L2-)' "$l2dir/console.log" | tr '\n' '|'); qemu: $(head -c 300 "$l2dir/qemu.log")"
