@@ -273,7 +273,7 @@ mig_mode() {
 # from /proc and tracefs, not the kernel log, which the report checkers
 # read.
 tracing=/sys/kernel/debug/tracing
-stall_trace_events='timer/timer_start timer/timer_expire_entry timer/timer_cancel
+stall_trace_events='timer/timer_start timer/timer_expire_entry
 	workqueue/workqueue_queue_work workqueue/workqueue_execute_start'
 
 stall_trace_start() {
@@ -290,11 +290,11 @@ stall_trace_start() {
 }
 
 # stall_trace TAG LINES: the last LINES events of the trace, then clear
-# it.  Left out: cancels, and the TCP timer that rearms itself every 100 ms
-# (ten lines a second that would push the stall's start out of reach).
+# it.  Left out: the TCP timer that rearms itself every 100 ms (ten lines a
+# second that would push the stall's start out of reach).
 stall_trace() {
 	[ -r "$tracing/trace" ] || return
-	grep -v -e '^#' -e 'timer_cancel:' -e 'function=tcp_orphan_update' "$tracing/trace" |
+	grep -v -e '^#' -e 'function=tcp_orphan_update' "$tracing/trace" |
 		tail -n "$2" | sed "s/^/$1 trace /"
 	echo > "$tracing/trace"
 }
@@ -314,7 +314,7 @@ stall_watch() {
 	unchanged=$((unchanged + 1))
 	[ "$unchanged" = 3 ] && [ "$stall" = none ] || return
 	stall=reported
-	echo "MIG-STALL queries $2 for 3 lines; jiffies $(sed -n 's/^jiffies: //p' /proc/timer_list | head -n 1)"
+	echo "MIG-STALL queries $2 for 3 lines"
 	# The trace and the ticks first: in the debug L2 the kworker loop
 	# below takes half a minute, long enough for a stall to end.
 	stall_trace MIG-STALL 400
