@@ -58,6 +58,10 @@ E2E_HZ=250
 # Waits and timeouts are multiplied by this (E2E_TIME_FACTOR outside, the
 # in-L1 half's argument inside).
 factor=${E2E_TIME_FACTOR:-1}
+# An L2 boot without L2-INIT after this many seconds (times the factor) was
+# failed by the emulation and is booted again (run-l2 --help).  The distro
+# L2 under a debug L1 took 191-342 s (factor 4) to reach init.
+init_timeout=150
 
 # complete_lines FILE: the lines of a console that is still being written
 # which end in a newline (a line read half-written reads as something else).
@@ -145,10 +149,11 @@ wait_work_done() {
 in_l1_main() {
 	local pid capture
 	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --machine pc \
-		--timeout $((900 * factor)) --init-timeout $((100 * factor)) --kernel "$l2_kernel" --qmp /tmp/e2e-main.qmp \
+		--timeout $((900 * factor)) --init-timeout $((init_timeout * factor)) --kernel "$l2_kernel" --qmp /tmp/e2e-main.qmp \
 		--append "e2e_mode=main $l2_args" --pidfile "$out/l2.pid" --console "$out/l2.console" \
 		2> "$out/l2.stderr" &
-	if ! wait_for "$out/l2.console" '^E2E-READY' 300; then
+	# Room for a second boot after one the emulation failed before init.
+	if ! wait_for "$out/l2.console" '^E2E-READY' $((300 + init_timeout)); then
 		echo "no E2E-READY" >> "$out/tool.log"
 		# A slow L2 (the distro's under a debug L1 prints its symbols
 		# for longer than this) goes on; one that never reached init
@@ -238,14 +243,14 @@ checks_ran_since() {
 }
 
 # init_or_reset NAME INITS: waits until the console of the mig L2 NAME
-# has more than INITS L2-INIT lines.  A boot without one 100 s (times the
-# factor) after it started was failed by the emulation before init
+# has more than INITS L2-INIT lines.  A boot without one $init_timeout s
+# (times the factor) after it started was failed by the emulation before init
 # (run-l2 --help), and the L2 is reset once more, its registers kept.
 init_or_reset() {
 	local name=$1 inits=$2
-	wait_count "$out/$name.console" '^L2-INIT' $((inits + 1)) 100 && return 0
+	wait_count "$out/$name.console" '^L2-INIT' $((inits + 1)) "$init_timeout" && return 0
 	vm_state "/tmp/e2e-$name.qmp" > "$out/$name-hung-state.txt" 2>&1
-	echo "note: $name: no L2-INIT within $((100 * factor)) s of its boot; reset once more" >> "$out/mig.log"
+	echo "note: $name: no L2-INIT within $((init_timeout * factor)) s of its boot; reset once more" >> "$out/mig.log"
 	step "reset-again-$name" qmp "/tmp/e2e-$name.qmp" system_reset
 }
 
@@ -316,7 +321,7 @@ in_l1_mig() {
 
 in_l1_stock() {
 	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --timeout $((300 * factor)) \
-		--init-timeout $((100 * factor)) --kernel "$l2_kernel" --append "e2e_mode=stock $l2_args" --console "$out/l2.console" 2> "$out/l2.stderr"
+		--init-timeout $((init_timeout * factor)) --kernel "$l2_kernel" --append "e2e_mode=stock $l2_args" --console "$out/l2.console" 2> "$out/l2.stderr"
 	echo $? > "$out/l2.status"
 }
 
