@@ -452,6 +452,7 @@ struct workload {
 	uint64_t hot_first;		/* user part starts in chain[0] */
 	uint64_t user_hot;		/* ... among user-mode records */
 	uint64_t chain_ok;		/* ... and the frames follow the chain */
+	uint64_t chain_prologue;	/* ... of them taken in its prologue */
 	uint64_t chain_bad;
 	uint64_t garbage_frames;	/* user frames outside the binary's functions */
 	uint64_t garbage_unflagged;	/* ... in records not flagged TRUNCATED */
@@ -525,7 +526,8 @@ static bool check_user_part(struct workload *w, const struct pvprof_st_view *v,
 			    uint32_t nr_kernel, uint32_t nr_user)
 {
 	const struct sym *s;
-	uint32_t i, c;
+	uint64_t ip_off;
+	uint32_t i, c, skip;
 	bool hot, ok = true, own, garbage = false;
 
 	if (!nr_user)
@@ -556,24 +558,34 @@ static bool check_user_part(struct workload *w, const struct pvprof_st_view *v,
 		w->user_hot++;
 	if (v->u.callchain.rec.flags & PVPROF_REC_F_TRUNCATED)
 		w->hot_truncated++;
-	for (c = 1; w->chain[c]; c++) {
+	/*
+	 * At the function's push %rbp (+0) and mov %rsp,%rbp (+1), rbp still
+	 * holds its caller's frame: the frame-pointer walk goes on from the
+	 * caller's return address, and the caller is not in the chain, as
+	 * with perf's own unwinder.
+	 */
+	ip_off = pvprof_st_frame(v, nr_kernel) - s->start;
+	skip = w->chain[1] && ip_off < 4 ? 1 : 0;
+	for (c = 1; w->chain[c + skip]; c++) {
 		if (c >= nr_user) {
 			ok = false;
 			break;
 		}
 		s = symtab_find(&w->syms, lookup_addr(c, pvprof_st_frame(v, nr_kernel + c)));
-		if (!s || strcmp(s->name, w->chain[c])) {
+		if (!s || strcmp(s->name, w->chain[c + skip])) {
 			ok = false;
 			break;
 		}
 	}
 	if (ok) {
 		w->chain_ok++;
+		w->chain_prologue += skip;
 	} else {
 		w->chain_bad++;
 		note_first(w->first_bad, sizeof(w->first_bad),
-			   "seq %" PRIu64 " user frame %u is %s, expected %s", (uint64_t)v->u.callchain.rec.seq,
-			   c, c < nr_user && s ? s->name : "missing", w->chain[c]);
+			   "seq %" PRIu64 " user frame %u is %s, expected %s (frame 0 at %s+%#" PRIx64 ")",
+			   (uint64_t)v->u.callchain.rec.seq, c, c < nr_user && s ? s->name : "missing",
+			   w->chain[c + skip], w->chain[0], ip_off);
 	}
 	return true;
 }
@@ -895,8 +907,8 @@ static void report_workload(const struct workload *w, const struct kernel_view *
 	}
 	snprintf(name, sizeof(name), "%s-user-chain", w->role);
 	result(name, w->chain_ok > 0 && !w->chain_bad,
-	       "%" PRIu64 " records follow %s..main, %" PRIu64 " do not; first: %s",
-	       w->chain_ok, w->chain[0], w->chain_bad, w->first_bad);
+	       "%" PRIu64 " records follow %s..main (%" PRIu64 " of them taken in its prologue, without its caller), %" PRIu64 " do not; first: %s",
+	       w->chain_ok, w->chain[0], w->chain_prologue, w->chain_bad, w->first_bad);
 	if (w->chain == sys_chain && k) {
 		printf("FACT %s_full_read_path %" PRIu64 "\nFACT %s_irq_from_user %" PRIu64 "\n",
 		       w->role, w->syscall_full_path, w->role, w->syscall_other_entry);
