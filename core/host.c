@@ -325,6 +325,35 @@ bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *a
 }
 
 /**
+ * pvprof_host_wants_nmi_window() - must the gate await the end of the guest's NMI handler
+ * @r: the registration
+ * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
+ * @nmi_held: KVM holds an NMI for this vCPU (queued, pending or being
+ *	injected, whatever its source)
+ * @nmi_masked: the guest is handling an NMI
+ *
+ * Called when pvprof_host_nmi_gate() did not inject.  Notices it withheld
+ * only because the guest is inside an NMI handler would otherwise wait for
+ * the first exit after that handler's IRET, usually the next sample's,
+ * whose notice then makes them stale.  KVM's NMI window (SVM's IRET
+ * intercept and a single step over the IRET, VMX's NMI-window exiting)
+ * brings an exit as soon as the guest can take an NMI, and the gate runs
+ * again there (spec section 10.2, step 6).  An NMI KVM holds answers the
+ * notices itself when it is delivered.
+ *
+ * Return: true when the caller must open KVM's NMI window and run the gate
+ * again at the next entry.
+ */
+bool pvprof_host_wants_nmi_window(const struct pvprof_host_ring *r,
+				  __u64 guest_notice_tail, bool nmi_held,
+				  bool nmi_masked)
+{
+	return nmi_masked && !nmi_held &&
+	       pvprof_ring_valid(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS) &&
+	       guest_notice_tail != r->notice_head;
+}
+
+/**
  * pvprof_host_nmi_delivery() - KVM is delivering an NMI: is it pvprof's?
  * @r: the vCPU's registration state (registered or not)
  * @more_nmis_pending: KVM still holds NMIs for this vCPU after this one

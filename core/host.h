@@ -116,6 +116,9 @@ bool pvprof_host_sample_waits(const struct pvprof_host_ring *r,
 			      __u64 guest_notice_tail, bool nmi_busy);
 bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
 			  __u64 guest_notice_tail, bool nmi_busy);
+bool pvprof_host_wants_nmi_window(const struct pvprof_host_ring *r,
+				  __u64 guest_notice_tail, bool nmi_held,
+				  bool nmi_masked);
 bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending);
 __u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
 				struct pvprof_vcpu_acct *acct, __u64 guest_record_head);

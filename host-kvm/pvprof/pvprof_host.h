@@ -74,6 +74,7 @@ struct pvprof_vcpu {
 	} published;
 	struct pvprof_sample slot;
 	int slot_full;
+	bool awaits_nmi_window;
 	u64 irq_losses[PVPROF_LOSS_NR];
 	u64 folded_losses[PVPROF_LOSS_NR];
 	unsigned long window_start;

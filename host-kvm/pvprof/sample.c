@@ -485,15 +485,11 @@ static int pvprof_publish_state(struct kvm *kvm, struct pvprof_vm *pvm,
 	return 0;
 }
 
-/*
- * KVM holds an NMI for the vCPU, from any source, not yet delivered, or
- * the guest is inside an NMI handler (where KVM keeps only one pending).
- */
-static bool pvprof_nmi_busy(struct kvm_vcpu *vcpu)
+/* KVM holds an NMI for the vCPU, from any source, not yet delivered. */
+static bool pvprof_nmi_held(struct kvm_vcpu *vcpu)
 {
 	return vcpu->arch.nmi_injected || vcpu->arch.nmi_pending ||
-	       atomic_read(&vcpu->arch.nmi_queued) ||
-	       static_call(kvm_x86_get_nmi_mask)(vcpu);
+	       atomic_read(&vcpu->arch.nmi_queued);
 }
 
 /* Take the sample out of the slot; false when there is none. */
@@ -510,30 +506,32 @@ static bool pvprof_take_sample(struct pvprof_vcpu *pv,
 }
 
 /*
- * Turn the sample in the slot into a notice and ring the NMI gate, unless
- * it must wait for the guest to read the notices before it
- * (pvprof_host_sample_waits()); kvm_pvprof_vcpu_exited() then asks again
- * after every exit.
+ * Turn the sample in the slot into a notice, unless it must wait for the
+ * guest to read the notices before it (pvprof_host_sample_waits()), and
+ * ring the NMI gate.  When only the guest's NMI handler keeps the gate
+ * shut, KVM's NMI window brings an exit as soon as the handler has
+ * returned; kvm_pvprof_vcpu_exited() asks again after every exit while a
+ * sample waits or the gate awaits that window.
  */
 static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 {
 	struct kvm *kvm = vcpu->kvm;
 	struct pvprof_notice notice;
 	struct pvprof_sample sample;
-	bool nmi_busy;
+	bool nmi_held, nmi_masked;
 	u64 tail;
 	u32 off;
 
-	if (!READ_ONCE(pv->slot_full))
+	if (!READ_ONCE(pv->slot_full) && !pv->awaits_nmi_window)
 		return 0;
+	pv->awaits_nmi_window = false;
 	if (pvprof_get_u64(pv, OFF_NOTICE_TAIL, &tail))
 		return -EFAULT;
-	nmi_busy = pvprof_nmi_busy(vcpu);
-	if (pvprof_host_sample_waits(&pv->ring, tail, nmi_busy))
-		return 0;
-	if (!pvprof_take_sample(pv, &sample))
-		return 0;
-	if (pvprof_host_notice_prepare(&pv->ring, &pv->acct, tail, &sample,
+	nmi_held = pvprof_nmi_held(vcpu);
+	nmi_masked = static_call(kvm_x86_get_nmi_mask)(vcpu);
+	if (!pvprof_host_sample_waits(&pv->ring, tail, nmi_held || nmi_masked) &&
+	    pvprof_take_sample(pv, &sample) &&
+	    pvprof_host_notice_prepare(&pv->ring, &pv->acct, tail, &sample,
 				       &notice, &off)) {
 		if (kvm_write_guest_offset_cached(kvm, &pv->buf, &notice, off,
 						  sizeof(notice))) {
@@ -547,11 +545,19 @@ static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 				   pvprof_host_notice_publish(&pv->ring, &pv->acct)))
 			return -EFAULT;
 	}
-	if (!pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, nmi_busy))
+	if (pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail,
+				 nmi_held || nmi_masked)) {
+		if (pvprof_put_u64(kvm, pv, OFF_NMI_HEAD, pv->ring.nmi_head))
+			return -EFAULT;
+		kvm_inject_nmi(vcpu);
 		return 0;
-	if (pvprof_put_u64(kvm, pv, OFF_NMI_HEAD, pv->ring.nmi_head))
-		return -EFAULT;
-	kvm_inject_nmi(vcpu);
+	}
+	/* In SMM or a nested guest the mask is not this guest's handler. */
+	if (!is_guest_mode(vcpu) && !is_smm(vcpu) &&
+	    pvprof_host_wants_nmi_window(&pv->ring, tail, nmi_held, nmi_masked)) {
+		static_call(kvm_x86_enable_nmi_window)(vcpu);
+		pv->awaits_nmi_window = true;
+	}
 	return 0;
 }
 
@@ -568,6 +574,7 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 	if (pv->registered && pvprof_vm_hidden(kvm))
 		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 	if (!pv->registered) {
+		pv->awaits_nmi_window = false;
 		if (pvprof_take_sample(pv, &sample))
 			pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
 		return;
@@ -639,7 +646,8 @@ void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held, preemptible
  *
  * A sample waiting in its slot until the guest has read the notices before
- * it (pvprof_notice()) asks again before the next entry.  Once sampling is
+ * it, and a gate awaiting the end of the guest's NMI handler
+ * (pvprof_notice()), ask again before the next entry.  Once sampling is
  * disabled no sample's request comes to drain the answers to the notices
  * still outstanding: they are drained here, on the exit after the guest's
  * NMI handler (its IRET, or the HLT of a vCPU that goes idle, which would
@@ -651,7 +659,7 @@ void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
 
 	if (!pv)
 		return;
-	if (READ_ONCE(pv->slot_full)) {
+	if (READ_ONCE(pv->slot_full) || READ_ONCE(pv->awaits_nmi_window)) {
 		kvm_make_request(KVM_REQ_PVPROF, vcpu);
 		return;
 	}

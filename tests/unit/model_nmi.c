@@ -59,6 +59,7 @@ struct model {
 	unsigned int nmi_pending;
 	bool nmi_masked;
 	bool running;
+	bool nmi_window;		/* the host asked for an exit when NMIs unmask */
 
 	/* Guest kernel (arch/x86/kernel/nmi.c, arch/x86/entry/entry_64.S) */
 	bool in_nmi;			/* the handlers are running */
@@ -78,6 +79,7 @@ struct model {
 	__u64 faults;			/* exceptions (IRETs) inside handlers */
 	__u64 nested;			/* NMIs delivered inside handlers */
 	__u64 merged;			/* claims of more than one delivery */
+	__u64 window_exits;		/* exits the NMI window brought */
 
 	/* Foreign NMI source: work it raised, checked by its own handler. */
 	__u64 foreign_work;
@@ -425,7 +427,7 @@ static void check_new_callchains(struct model *m)
  */
 static void entry(struct model *m, bool with_sample)
 {
-	bool want_nmi, injected, busy, waits;
+	bool want_nmi, injected, held, busy, waits;
 
 	if (!m->running)
 		return;
@@ -448,7 +450,8 @@ static void entry(struct model *m, bool with_sample)
 	} else if (with_sample) {
 		m->slot_full = true;
 	}
-	busy = m->nmi_queued || m->nmi_pending || m->nmi_masked;
+	held = m->nmi_queued || m->nmi_pending;
+	busy = held || m->nmi_masked;
 	if (m->slot_full) {
 		waits = sim_host_sample_waits(&m->v, busy);
 		RCHECK(m, waits == (m->v.registered && m->ref_unconsumed && busy),
@@ -470,6 +473,15 @@ static void entry(struct model *m, bool with_sample)
 		m->ref_owed = true;
 		m->ref_nmis++;
 		m->nmi_queued++;
+		m->nmi_window = false;
+	} else {
+		/* Only the guest's handler keeps notices waiting for an NMI. */
+		m->nmi_window = sim_host_wants_nmi_window(&m->v, held, m->nmi_masked);
+		RCHECK(m, m->nmi_window ==
+		       (m->v.registered && m->ref_unconsumed && m->nmi_masked && !held),
+		       "NMI window %s with %llu unconsumed, masked %d, held %d",
+		       m->nmi_window ? "opened" : "not opened",
+		       (unsigned long long)m->ref_unconsumed, m->nmi_masked, held);
 	}
 	process_nmi(m);
 	if (!m->nmi_masked && m->nmi_pending)
@@ -559,8 +571,14 @@ static void step(struct model *m)
 		if (m->running && m->nmi_masked) {
 			m->nmi_masked = false;
 			/* A pending NMI is taken right after IRET, at the same RIP. */
-			if (m->nmi_pending)
+			if (m->nmi_pending) {
 				deliver_nmi(m);
+			} else if (m->nmi_window) {
+				/* KVM's NMI window: an exit right after the IRET. */
+				m->nmi_window = false;
+				m->window_exits++;
+				entry(m, false);
+			}
 		}
 	} else if ((r -= m->p.p_sched) < 0) {
 		m->running = !m->running;
@@ -678,6 +696,7 @@ static void run_model(struct params p)
 	       (unsigned long long)m->unknown);
 	/* The run must have exercised what it claims to test. */
 	MCHECK(m, a->notices > 100 && (p.hostile || a->callchains > 50), "too little traffic");
+	MCHECK(m, p.hostile || m->window_exits, "no exit through an NMI window");
 	MCHECK(m, !p.expect_merges || (m->nested && m->merged && m->swallowed),
 	       "no NMI nested, merged and swallowed");
 	if (p.hostile) {
@@ -702,7 +721,7 @@ static void run_model(struct params p)
 	printf("  seed %-4llu size %5u drain %3d%% iret %2d foreign %2d: samples %llu notices %llu callchains %llu "
 	       "stale %llu unanswered %llu ring_full %llu unregistered %llu nmis %llu "
 	       "delivered %llu (pvprof %llu) foreign %llu unclaimed %llu swallowed %llu unknown %llu "
-	       "faults %llu nested %llu merged %llu\n",
+	       "faults %llu nested %llu merged %llu window_exits %llu\n",
 	       (unsigned long long)p.seed, m->p.size, drain, m->p.p_iret, m->p.p_foreign,
 	       (unsigned long long)a->samples, (unsigned long long)a->notices,
 	       (unsigned long long)a->callchains,
@@ -714,7 +733,8 @@ static void run_model(struct params p)
 	       (unsigned long long)m->attributed, (unsigned long long)m->foreign_nmis,
 	       (unsigned long long)m->unclaimed, (unsigned long long)m->swallowed,
 	       (unsigned long long)m->unknown, (unsigned long long)m->faults,
-	       (unsigned long long)m->nested, (unsigned long long)m->merged);
+	       (unsigned long long)m->nested, (unsigned long long)m->merged,
+	       (unsigned long long)m->window_exits);
 	fflush(stdout);
 	free(m->ip_of_seq);
 	sim_free(&m->v);

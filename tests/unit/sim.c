@@ -170,6 +170,15 @@ bool sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_busy)
 	return true;
 }
 
+/* Must the host open KVM's NMI window (spec section 10.2, step 6)? */
+bool sim_host_wants_nmi_window(struct sim_vcpu *v, bool nmi_held, bool nmi_masked)
+{
+	return v->registered &&
+	       pvprof_host_wants_nmi_window(&v->ring,
+					    pvprof_load_acquire(&hdr(v)->notice_tail),
+					    nmi_held, nmi_masked);
+}
+
 /* KVM delivers an NMI: the result says whether the guest can tell it is pvprof's. */
 bool sim_host_nmi_delivery(struct sim_vcpu *v, bool more_nmis_pending)
 {

@@ -180,6 +180,27 @@ START_TEST(host_sample_waits_for_unread_notices)
 }
 END_TEST
 
+START_TEST(host_nmi_window_only_for_a_handler)
+{
+	setup(8192);
+	/* Nothing unconsumed: no reason to wait for the handler's end. */
+	ck_assert(!pvprof_host_wants_nmi_window(&ring, 0, false, true));
+	ck_assert(sample(0));
+	/* Notice 1 unconsumed, the guest in a handler, KVM holding nothing. */
+	ck_assert(pvprof_host_wants_nmi_window(&ring, 0, false, true));
+	/* An NMI KVM holds (queued behind the handler) will answer it. */
+	ck_assert(!pvprof_host_wants_nmi_window(&ring, 0, true, true));
+	ck_assert(!pvprof_host_wants_nmi_window(&ring, 0, true, false));
+	/* Not masked: the gate itself injects, no window is needed. */
+	ck_assert(!pvprof_host_wants_nmi_window(&ring, 0, false, false));
+	/* Consumed: nothing waits for an NMI. */
+	ck_assert(!pvprof_host_wants_nmi_window(&ring, 1, false, true));
+	/* A garbage tail, behind or ahead of head, opens nothing. */
+	ck_assert(!pvprof_host_wants_nmi_window(&ring, 9, false, true));
+	ck_assert(!pvprof_host_wants_nmi_window(&ring, 2, false, true));
+}
+END_TEST
+
 START_TEST(host_nmi_gate_one_owed)
 {
 	setup(8192);
@@ -400,6 +421,7 @@ Suite *host_suite(void)
 	PVPROF_ADD_TEST(s, host_notice_ring_full);
 	PVPROF_ADD_TEST(s, host_notice_garbage_tail);
 	PVPROF_ADD_TEST(s, host_sample_waits_for_unread_notices);
+	PVPROF_ADD_TEST(s, host_nmi_window_only_for_a_handler);
 	PVPROF_ADD_TEST(s, host_nmi_gate_one_owed);
 	PVPROF_ADD_TEST(s, host_records_bad_index);
 	PVPROF_ADD_TEST(s, host_record_outcomes);
