@@ -103,7 +103,7 @@ for n in 1 3; do
 done
 # Everything so far must have left no unknown-NMI report.
 # One "Dazed and confused" per unknown NMI, whichever reason line precedes it
-# (on microvm port 0x61 reads 0xff: "PCI system error (SERR)").
+# ("Uhhuh. NMI received for unknown reason" on the -M pc L2).
 unknown_nmis() {
 	dmesg | grep -c 'Dazed and confused'
 }

@@ -36,8 +36,8 @@ in_l1() {
 		if [ "$case" = hidden ]; then
 			echo 0 > "$EXPOSE_PARAM" || { echo 125 > "$out/$case.status"; continue; }
 		fi
-		"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --timeout 300 \
-			--append "pvprof_case=$case" --console "$out/$case.console" 2> "$out/$case.stderr"
+		"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --machine pc --smp 2 --mem 512 \
+			--timeout 300 --append "pvprof_case=$case" --console "$out/$case.console" 2> "$out/$case.stderr"
 		echo $? > "$out/$case.status"
 		[ "$case" = hidden ] && echo 1 > "$EXPOSE_PARAM"
 	done
