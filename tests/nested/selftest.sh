@@ -35,6 +35,12 @@ in_l1() {
 	"$NESTED_DIR/run-l2" --initrd "$O/nested/selftest-l2.cpio" --timeout 120 \
 		--init-timeout 1 --console "$out/l2-again.console" 2> "$out/l2-again.stderr"
 	echo $? > "$out/l2-again.status"
+	# An L2 without an init panics before init; panic=-1 and -no-reboot
+	# end its QEMU with status 0, as a reset by the emulation does.
+	"$NESTED_DIR/run-l2" --initrd "$O/nested/selftest-l2.cpio" --timeout 120 \
+		--append rdinit=/no-such-init --console "$out/l2-reset.console" \
+		2> "$out/l2-reset.stderr"
+	echo $? > "$out/l2-reset.status"
 	# shellcheck source=../../demo/l2lib.sh
 	source "$NESTED_DIR/../../demo/l2lib.sh"
 	L2_INIT_SECONDS=1 l2_boot "$out/l2lib" "$O/nested/selftest-l2.cpio" 1 256
@@ -103,6 +109,14 @@ check l2-init-timeout-once "$(grep -c '^NOTE' "$a/l2-again.stderr") NOTE lines, 
 check l2-init-timeout-second-boot-runs "run-l2 exited $(cat "$a/l2-again.status" 2>/dev/null), the L2 hook $L2_EXIT; console: $(head -c 200 "$a/l2-again.console")" \
 	file_is "$a/l2-again.status" "$L2_EXIT"
 check l2-init-timeout-keeps-first-console "no $a/l2-again.console.hung" [ -f "$a/l2-again.console.hung" ]
+check l2-reset-before-init-boots-again "run-l2 said: $(grep -v warning "$a/l2-reset.stderr" | head -n 3 | tr '\n' '|')" \
+	grep -q "^NOTE: run-l2: the L2 did not reach init (it reset itself after [0-9]* s), an emulation failure; booting it once more$" "$a/l2-reset.stderr"
+check l2-reset-before-init-once "$(grep -c '^NOTE' "$a/l2-reset.stderr") NOTE lines" \
+	[ "$(grep -c '^NOTE' "$a/l2-reset.stderr")" = 1 ]
+check l2-reset-twice-exit-125 "run-l2 exited $(cat "$a/l2-reset.status" 2>/dev/null); stderr: $(tail -n 2 "$a/l2-reset.stderr" | tr '\n' '|')" \
+	file_is "$a/l2-reset.status" 125
+check l2-reset-keeps-first-console "no panic in $a/l2-reset.console.hung" \
+	grep -q 'Kernel panic' "$a/l2-reset.console.hung"
 check l2lib-boots-again "l2_boot with L2_INIT_SECONDS=1: status and boots '$(cat "$a/l2lib.boot" 2>/dev/null)'" \
 	file_is "$a/l2lib.boot" "0 2"
 check l2lib-second-boot-runs "l2_finish: L2-EXIT '$(cat "$a/l2lib.status" 2>/dev/null)'; console: $(head -c 200 "$a/l2lib/console.log" 2>/dev/null)" \
