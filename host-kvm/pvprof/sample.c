@@ -678,18 +678,28 @@ void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
  * last one KVM holds (spec section 10.2), and stores the new count in
  * nmi_delivered before the entry that delivers it, so the guest's handler
  * can tell this NMI is pvprof's.
+ *
+ * The NMI takes the entry's one event injection, and KVM would force an
+ * immediate exit for an interrupt due on the same entry.  That exit finds
+ * the guest in its NMI handler, whose gate cleared IF, and only opens the
+ * interrupt window; opening the window at once saves the exit, and where
+ * IF stayed set the window exits at once instead (spec section 10.2, at
+ * delivery).
+ *
+ * Return: true when the delivery is pvprof's, and an interrupt due on this
+ * entry waits for the interrupt window.
  */
-void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
+bool kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
 	struct pvprof_vcpu *pv;
-	bool more;
+	bool more, ours;
 
 	if (!pvm || is_guest_mode(vcpu))
-		return;
+		return false;
 	pv = pvprof_vcpu_find(vcpu);
 	if (!pv)
-		return;
+		return false;
 	more = vcpu->arch.nmi_pending || atomic_read(&vcpu->arch.nmi_queued);
 	/*
 	 * Not a trylock: a delivery the guest cannot see as pvprof's is an
@@ -697,11 +707,13 @@ void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 	 * and never wait for a vCPU.
 	 */
 	mutex_lock(&pv->lock);
-	if (pvprof_host_nmi_delivery(&pv->ring, more) && pv->registered &&
+	ours = pvprof_host_nmi_delivery(&pv->ring, more);
+	if (ours && pv->registered &&
 	    (!pvprof_identity_ok(vcpu->kvm, pv) ||
 	     pvprof_put_u64(vcpu->kvm, pv, OFF_NMI_DELIVERED, pv->ring.nmi_delivered)))
 		pvprof_buffer_gone(pvm, pv, false);
 	mutex_unlock(&pv->lock);
+	return ours;
 }
 
 /**

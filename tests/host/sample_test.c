@@ -390,6 +390,195 @@ out:
 	close(kvm_fd);
 }
 
+enum {
+	STAGE_IRQ_A_START = 20, STAGE_IRQ_A_END, STAGE_IRQ_B_START,
+	STAGE_IRQ_B_END, STAGE_IRQ_DELIVERED,
+};
+
+/* pvprof NMIs measured in each phase, after a few to warm up. */
+#define PHASE_NMIS		100
+#define WARMUP_NMIS		10
+#define TIMER_VECTOR		0xec
+
+#define MSR_IA32_APICBASE	0x1b
+#define APICBASE_X2APIC		(1ULL << 10)
+#define APICBASE_ENABLE		(1ULL << 11)
+/* x2APIC registers: MSR 0x800 + (xAPIC offset >> 4). */
+#define X2APIC_EOI		0x80b
+#define X2APIC_SPIV		0x80f
+#define X2APIC_IRR(vector)	(0x820 + (vector) / 32)
+#define X2APIC_LVTT		0x832
+#define X2APIC_TMICT		0x838
+#define X2APIC_TDCR		0x83e
+
+static volatile uint64_t timer_irqs;
+
+static void guest_timer_handler(struct ex_regs *regs)
+{
+	(void)regs;
+	timer_irqs++;
+	guest_wrmsr(X2APIC_EOI, 0);
+}
+
+static void guest_wait_nmis(uint64_t n)
+{
+	uint64_t end = guest_nmis + n, spins;
+
+	for (spins = 0; guest_nmis < end && spins < SPIN_LIMIT; spins++)
+		__asm__ volatile("pause");
+}
+
+/* A one-shot LAPIC timer interrupt, pending in the IRR while IF is clear. */
+static bool guest_make_timer_irq_pending(void)
+{
+	uint64_t spins;
+
+	guest_wrmsr(MSR_IA32_APICBASE, guest_rdmsr(MSR_IA32_APICBASE) |
+		    APICBASE_ENABLE | APICBASE_X2APIC);
+	guest_wrmsr(X2APIC_SPIV, 0x100 | 0xff);
+	guest_wrmsr(X2APIC_TDCR, 0xb);			/* divide by 1 */
+	guest_wrmsr(X2APIC_LVTT, TIMER_VECTOR);		/* one-shot */
+	guest_wrmsr(X2APIC_TMICT, 1);
+	for (spins = 0; spins < SPIN_LIMIT / 64; spins++)
+		if (guest_rdmsr(X2APIC_IRR(TIMER_VECTOR)) & (1U << (TIMER_VECTOR % 32)))
+			return true;
+	return false;
+}
+
+/*
+ * Interrupts stay disabled throughout (the test VM starts with IF clear):
+ * phase A takes pvprof NMIs with nothing else due, phase B with the timer
+ * interrupt pending the whole time.
+ */
+static void guest_irq_behind_nmi_code(void)
+{
+	int64_t ret;
+
+	GUEST_ASSERT(!pvprof_guest_buf_init(&gbuf, (void *)BUF_GPA, BUF_SIZE));
+	ret = pvprof_hypercall(PVPROF_OP_REGISTER, BUF_GPA, BUF_SIZE, 0);
+	GUEST_SYNC_ARGS(STAGE_REGISTERED, ret, 0, 0);
+	if (ret)
+		GUEST_DONE();
+	guest_wait_nmis(WARMUP_NMIS);
+	GUEST_SYNC_ARGS(STAGE_IRQ_A_START, guest_nmis, 0, 0);
+	guest_wait_nmis(PHASE_NMIS);
+	GUEST_SYNC_ARGS(STAGE_IRQ_A_END, guest_nmis, 0, 0);
+	GUEST_ASSERT(guest_make_timer_irq_pending());
+	GUEST_SYNC_ARGS(STAGE_IRQ_B_START, guest_nmis, timer_irqs, 0);
+	guest_wait_nmis(PHASE_NMIS);
+	GUEST_SYNC_ARGS(STAGE_IRQ_B_END, guest_nmis, timer_irqs, 0);
+	__asm__ volatile("sti; nop; cli" ::: "memory");
+	GUEST_SYNC_ARGS(STAGE_IRQ_DELIVERED, timer_irqs, 0, 0);
+	GUEST_ASSERT_EQ(pvprof_hypercall(PVPROF_OP_UNREGISTER, 0, 0, 0), 0);
+	GUEST_DONE();
+}
+
+struct phase_counters {
+	uint64_t nmis;		/* the guest's count of pvprof NMIs */
+	uint64_t irq_exits;
+	uint64_t irq_window_exits;
+};
+
+static struct phase_counters phase_read(struct kvm_vm *vm, const struct ucall *uc)
+{
+	return (struct phase_counters) {
+		.nmis = uc->args[1],
+		.irq_exits = vm_debugfs_stat(vm, "irq_exits"),
+		.irq_window_exits = vm_debugfs_stat(vm, "irq_window_exits"),
+	};
+}
+
+static struct phase_counters phase_delta(const struct phase_counters *end,
+					 const struct phase_counters *start)
+{
+	return (struct phase_counters) {
+		.nmis = end->nmis - start->nmis,
+		.irq_exits = end->irq_exits - start->irq_exits,
+		.irq_window_exits = end->irq_window_exits - start->irq_window_exits,
+	};
+}
+
+/*
+ * An interrupt due on the entry that injects pvprof's NMI cannot be
+ * injected on that entry.  Stock KVM forces an immediate exit for it, which
+ * finds the guest in its NMI handler with IF clear and only opens the
+ * interrupt window.  pvprof opens the window at once (spec section 10.2,
+ * at delivery): with an interrupt pending behind IF=0 all through phase B,
+ * its NMIs must cost no more interrupt exits than phase A's (one per
+ * sample, the host timer's, plus the host's own interrupts), where stock
+ * KVM's rule costs one more per NMI.  The interrupt is delivered when the
+ * guest sets IF.
+ */
+static void test_irq_behind_nmi_waits_for_window(void)
+{
+	struct pvprof_ctl_enable en = {
+		.flags = PVPROF_ENABLE_F_FREQ,
+		.event = PVPROF_EVENT_CPU_CLOCK,
+		.sample_freq = 1000,
+	};
+	struct phase_counters a_start, a_end, b_start, b_end, a, b;
+	struct pvprof_ctl_vm vmarg = { 0 };
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm;
+	struct ucall uc;
+	int kvm_fd;
+
+	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	TEST_ASSERT(kvm_fd >= 0, "open /dev/kvm: %s", strerror(errno));
+	vm = vm_create_barebones();
+	TEST_ASSERT(!ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0), "KVM_CREATE_IRQCHIP: %s",
+		    strerror(errno));
+	vcpu = vm_vcpu_add(vm, guest_irq_behind_nmi_code);
+	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi_handler);
+	vm_install_exception_handler(vm, TIMER_VECTOR, guest_timer_handler);
+	vcpu_run_expect_sync(vcpu, STAGE_REGISTERED, &uc);
+	if (test_kvm_flavour() == KVM_FLAVOUR_STOCK) {
+		TEST_ASSERT_EQ(uc.args[1], -(uint64_t)PVPROF_ENOSYS);
+		vcpu_run_expect_done(vcpu);
+		goto out;
+	}
+	TEST_ASSERT_EQ(uc.args[1], 0);
+	en.vm_fd = vm->fd;
+	vmarg.vm_fd = vm->fd;
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_ENABLE, &en), 0);
+
+	vcpu_run_expect_sync(vcpu, STAGE_IRQ_A_START, &uc);
+	a_start = phase_read(vm, &uc);
+	vcpu_run_expect_sync(vcpu, STAGE_IRQ_A_END, &uc);
+	a_end = phase_read(vm, &uc);
+	vcpu_run_expect_sync(vcpu, STAGE_IRQ_B_START, &uc);
+	b_start = phase_read(vm, &uc);
+	TEST_ASSERT_EQ(uc.args[2], 0);
+	vcpu_run_expect_sync(vcpu, STAGE_IRQ_B_END, &uc);
+	b_end = phase_read(vm, &uc);
+	TEST_ASSERT_EQ(uc.args[2], 0);
+	vcpu_run_expect_sync(vcpu, STAGE_IRQ_DELIVERED, &uc);
+	TEST_ASSERT(uc.args[1] == 1, "%llu timer interrupts after STI, wanted 1",
+		    (unsigned long long)uc.args[1]);
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_DISABLE, &vmarg), 0);
+	vcpu_run_expect_done(vcpu);
+
+	a = phase_delta(&a_end, &a_start);
+	b = phase_delta(&b_end, &b_start);
+	fprintf(stderr, "# measured: phase A (nothing due): %llu NMIs, %llu interrupt exits; phase B (an interrupt due): %llu NMIs, %llu interrupt exits, %llu interrupt-window exits\n",
+		(unsigned long long)a.nmis, (unsigned long long)a.irq_exits,
+		(unsigned long long)b.nmis, (unsigned long long)b.irq_exits,
+		(unsigned long long)b.irq_window_exits);
+	TEST_ASSERT(a.nmis >= PHASE_NMIS && b.nmis >= PHASE_NMIS,
+		    "phases took %llu and %llu NMIs, wanted %d each",
+		    (unsigned long long)a.nmis, (unsigned long long)b.nmis, PHASE_NMIS);
+	/* With IF clear the window never opens during phase B. */
+	TEST_ASSERT_EQ(b.irq_window_exits, 0);
+	/* Per NMI, phase B's interrupt exits exceed phase A's by under 0.5. */
+	TEST_ASSERT(2 * b.irq_exits * a.nmis < 2 * a.irq_exits * b.nmis + a.nmis * b.nmis,
+		    "interrupt exits per NMI: %llu/%llu with an interrupt due, %llu/%llu without",
+		    (unsigned long long)b.irq_exits, (unsigned long long)b.nmis,
+		    (unsigned long long)a.irq_exits, (unsigned long long)a.nmis);
+out:
+	kvm_vm_free(vm);
+	close(kvm_fd);
+}
+
 enum { STAGE_SB_DISABLED = 10, STAGE_SB_DONE };
 
 /* Sideband messages live in free guest RAM past the sample buffer. */
@@ -536,6 +725,7 @@ out:
 static const struct test_case cases[] = {
 	{ "cpu_clock_end_to_end", test_cpu_clock_end_to_end },
 	{ "slow_handler_not_stale", test_slow_handler_not_stale },
+	{ "irq_behind_nmi_waits_for_window", test_irq_behind_nmi_waits_for_window },
 	{ "sideband", test_sideband },
 };
 

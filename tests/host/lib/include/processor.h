@@ -68,6 +68,21 @@ static inline uint64_t guest_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+static inline uint64_t guest_rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void guest_wrmsr(uint32_t msr, uint64_t val)
+{
+	__asm__ volatile("wrmsr"
+			 : : "c"(msr), "a"((uint32_t)val), "d"((uint32_t)(val >> 32))
+			 : "memory");
+}
+
 /* Continue at @fn in ring 3 (IOPL 3, so ucalls still work); never returns. */
 void __attribute__((noreturn)) guest_enter_user_mode(void (*fn)(void));
 
