@@ -28,7 +28,8 @@ void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu);
 void kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu);
 void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu);
 void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu);
-bool kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu);
+void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu);
+bool kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu);
 unsigned int kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu);
 long kvm_pvprof_dev_ioctl(unsigned int ioctl, unsigned long arg);
 

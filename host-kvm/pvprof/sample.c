@@ -678,28 +678,18 @@ void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
  * last one KVM holds (spec section 10.2), and stores the new count in
  * nmi_delivered before the entry that delivers it, so the guest's handler
  * can tell this NMI is pvprof's.
- *
- * The NMI takes the entry's one event injection, and KVM would force an
- * immediate exit for an interrupt due on the same entry.  That exit finds
- * the guest in its NMI handler, whose gate cleared IF, and only opens the
- * interrupt window; opening the window at once saves the exit, and where
- * IF stayed set the window exits at once instead (spec section 10.2, at
- * delivery).
- *
- * Return: true when the delivery is pvprof's, and an interrupt due on this
- * entry waits for the interrupt window.
  */
-bool kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
+void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
 	struct pvprof_vcpu *pv;
-	bool more, ours;
+	bool more;
 
 	if (!pvm || is_guest_mode(vcpu))
-		return false;
+		return;
 	pv = pvprof_vcpu_find(vcpu);
 	if (!pv)
-		return false;
+		return;
 	more = vcpu->arch.nmi_pending || atomic_read(&vcpu->arch.nmi_queued);
 	/*
 	 * Not a trylock: a delivery the guest cannot see as pvprof's is an
@@ -707,13 +697,35 @@ bool kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 	 * and never wait for a vCPU.
 	 */
 	mutex_lock(&pv->lock);
-	ours = pvprof_host_nmi_delivery(&pv->ring, more);
-	if (ours && pv->registered &&
+	if (pvprof_host_nmi_delivery(&pv->ring, more) && pv->registered &&
 	    (!pvprof_identity_ok(vcpu->kvm, pv) ||
 	     pvprof_put_u64(vcpu->kvm, pv, OFF_NMI_DELIVERED, pv->ring.nmi_delivered)))
 		pvprof_buffer_gone(pvm, pv, false);
 	mutex_unlock(&pv->lock);
-	return ours;
+}
+
+/**
+ * kvm_pvprof_irq_waits_for_window() - may an interrupt wait behind this entry's NMI?
+ * @vcpu: the vCPU, on its own thread, kvm->srcu held; called where KVM
+ *	finds an interrupt due that it cannot inject on this entry
+ *
+ * An entry injects one event.  When it is an NMI (new or re-injected),
+ * KVM would force an immediate exit for the interrupt; that exit finds
+ * the guest in its NMI handler, whose gate cleared IF, and only opens the
+ * interrupt window.  Opening the window at once saves the exit; where the
+ * gate left IF set, the window exits at once instead.  Only for vCPUs
+ * pvprof knows, outside guest mode (where an interrupt may have to become
+ * an exit to the guest's own hypervisor) (spec section 10.2, at delivery).
+ *
+ * Return: true when the interrupt waits for KVM's interrupt window.
+ */
+bool kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
+{
+	/* The entry carries an NMI, not an exception that kept it back. */
+	if (!vcpu->arch.nmi_injected || vcpu->arch.exception.injected ||
+	    is_guest_mode(vcpu))
+		return false;
+	return pvprof_vcpu_find(vcpu);
 }
 
 /**

@@ -302,6 +302,32 @@ out:
 	close(kvm_fd);
 }
 
+/*
+ * Runs the guest to its REGISTERED sync and enables 1 kHz cpu-clock
+ * sampling.  Against stock KVM, REGISTER must fail with PVPROF_ENOSYS and
+ * the guest then ends: false, nothing more to test.
+ */
+static bool sampling_started(int kvm_fd, struct kvm_vm *vm, struct kvm_vcpu *vcpu)
+{
+	struct pvprof_ctl_enable en = {
+		.vm_fd = vm->fd,
+		.flags = PVPROF_ENABLE_F_FREQ,
+		.event = PVPROF_EVENT_CPU_CLOCK,
+		.sample_freq = 1000,
+	};
+	struct ucall uc;
+
+	vcpu_run_expect_sync(vcpu, STAGE_REGISTERED, &uc);
+	if (test_kvm_flavour() == KVM_FLAVOUR_STOCK) {
+		TEST_ASSERT_EQ(uc.args[1], -(uint64_t)PVPROF_ENOSYS);
+		vcpu_run_expect_done(vcpu);
+		return false;
+	}
+	TEST_ASSERT_EQ(uc.args[1], 0);
+	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_ENABLE, &en), 0);
+	return true;
+}
+
 static void guest_slow_handler_code(void)
 {
 	int64_t ret;
@@ -332,11 +358,6 @@ static void guest_slow_handler_code(void)
  */
 static void test_slow_handler_not_stale(void)
 {
-	struct pvprof_ctl_enable en = {
-		.flags = PVPROF_ENABLE_F_FREQ,
-		.event = PVPROF_EVENT_CPU_CLOCK,
-		.sample_freq = 1000,
-	};
 	struct pvprof_ctl_vm vmarg = { 0 };
 	struct pvprof_ctl_status cs;
 	struct pvprof_vcpu_status vs;
@@ -350,16 +371,9 @@ static void test_slow_handler_not_stale(void)
 	TEST_ASSERT(kvm_fd >= 0, "open /dev/kvm: %s", strerror(errno));
 	vm = vm_create_with_one_vcpu(&vcpu, guest_slow_handler_code);
 	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi_handler);
-	vcpu_run_expect_sync(vcpu, STAGE_REGISTERED, &uc);
-	if (test_kvm_flavour() == KVM_FLAVOUR_STOCK) {
-		TEST_ASSERT_EQ(uc.args[1], -(uint64_t)PVPROF_ENOSYS);
-		vcpu_run_expect_done(vcpu);
+	if (!sampling_started(kvm_fd, vm, vcpu))
 		goto out;
-	}
-	TEST_ASSERT_EQ(uc.args[1], 0);
-	en.vm_fd = vm->fd;
 	vmarg.vm_fd = vm->fd;
-	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_ENABLE, &en), 0);
 	vcpu_run_expect_sync(vcpu, STAGE_SAMPLED, &uc);
 	runs = uc.args[1];
 	TEST_ASSERT(runs == SLOW_RUNS && !uc.args[2],
@@ -395,8 +409,13 @@ enum {
 	STAGE_IRQ_B_END, STAGE_IRQ_DELIVERED,
 };
 
-/* pvprof NMIs measured in each phase, after a few to warm up. */
-#define PHASE_NMIS		100
+/*
+ * Rounds of the two phases, interleaved so that the host's own interrupts,
+ * which come in bursts on a slow debug kernel, fall on both alike; pvprof
+ * NMIs per phase and round, after a few to warm up.
+ */
+#define ROUNDS			10
+#define ROUND_NMIS		20
 #define WARMUP_NMIS		10
 #define TIMER_VECTOR		0xec
 
@@ -446,12 +465,13 @@ static bool guest_make_timer_irq_pending(void)
 }
 
 /*
- * Interrupts stay disabled throughout (the test VM starts with IF clear):
- * phase A takes pvprof NMIs with nothing else due, phase B with the timer
- * interrupt pending the whole time.
+ * Interrupts are disabled outside the STI that ends each round (the test
+ * VM starts with IF clear): phase A takes pvprof NMIs with nothing else
+ * due, phase B with the timer interrupt pending the whole time.
  */
 static void guest_irq_behind_nmi_code(void)
 {
+	unsigned int round;
 	int64_t ret;
 
 	GUEST_ASSERT(!pvprof_guest_buf_init(&gbuf, (void *)BUF_GPA, BUF_SIZE));
@@ -460,14 +480,16 @@ static void guest_irq_behind_nmi_code(void)
 	if (ret)
 		GUEST_DONE();
 	guest_wait_nmis(WARMUP_NMIS);
-	GUEST_SYNC_ARGS(STAGE_IRQ_A_START, guest_nmis, 0, 0);
-	guest_wait_nmis(PHASE_NMIS);
-	GUEST_SYNC_ARGS(STAGE_IRQ_A_END, guest_nmis, 0, 0);
-	GUEST_ASSERT(guest_make_timer_irq_pending());
-	GUEST_SYNC_ARGS(STAGE_IRQ_B_START, guest_nmis, timer_irqs, 0);
-	guest_wait_nmis(PHASE_NMIS);
-	GUEST_SYNC_ARGS(STAGE_IRQ_B_END, guest_nmis, timer_irqs, 0);
-	__asm__ volatile("sti; nop; cli" ::: "memory");
+	for (round = 0; round < ROUNDS; round++) {
+		GUEST_SYNC_ARGS(STAGE_IRQ_A_START, guest_nmis, timer_irqs, 0);
+		guest_wait_nmis(ROUND_NMIS);
+		GUEST_SYNC_ARGS(STAGE_IRQ_A_END, guest_nmis, timer_irqs, 0);
+		GUEST_ASSERT(guest_make_timer_irq_pending());
+		GUEST_SYNC_ARGS(STAGE_IRQ_B_START, guest_nmis, timer_irqs, 0);
+		guest_wait_nmis(ROUND_NMIS);
+		GUEST_SYNC_ARGS(STAGE_IRQ_B_END, guest_nmis, timer_irqs, 0);
+		__asm__ volatile("sti; nop; cli" ::: "memory");
+	}
 	GUEST_SYNC_ARGS(STAGE_IRQ_DELIVERED, timer_irqs, 0, 0);
 	GUEST_ASSERT_EQ(pvprof_hypercall(PVPROF_OP_UNREGISTER, 0, 0, 0), 0);
 	GUEST_DONE();
@@ -488,36 +510,44 @@ static struct phase_counters phase_read(struct kvm_vm *vm, const struct ucall *u
 	};
 }
 
-static struct phase_counters phase_delta(const struct phase_counters *end,
-					 const struct phase_counters *start)
+/*
+ * Runs one phase from its start sync to its end sync and adds what it
+ * took to @sum.  The timer interrupts delivered so far must be one per
+ * round before this one.
+ */
+static void phase_run(struct kvm_vcpu *vcpu, unsigned int start_stage,
+		      unsigned int round, struct phase_counters *sum)
 {
-	return (struct phase_counters) {
-		.nmis = end->nmis - start->nmis,
-		.irq_exits = end->irq_exits - start->irq_exits,
-		.irq_window_exits = end->irq_window_exits - start->irq_window_exits,
-	};
+	struct phase_counters start, end;
+	struct ucall uc;
+
+	vcpu_run_expect_sync(vcpu, start_stage, &uc);
+	start = phase_read(vcpu->vm, &uc);
+	TEST_ASSERT_EQ(uc.args[2], round);
+	vcpu_run_expect_sync(vcpu, start_stage + 1, &uc);
+	end = phase_read(vcpu->vm, &uc);
+	TEST_ASSERT_EQ(uc.args[2], round);
+	sum->nmis += end.nmis - start.nmis;
+	sum->irq_exits += end.irq_exits - start.irq_exits;
+	sum->irq_window_exits += end.irq_window_exits - start.irq_window_exits;
 }
 
 /*
- * An interrupt due on the entry that injects pvprof's NMI cannot be
- * injected on that entry.  Stock KVM forces an immediate exit for it, which
- * finds the guest in its NMI handler with IF clear and only opens the
- * interrupt window.  pvprof opens the window at once (spec section 10.2,
- * at delivery): with an interrupt pending behind IF=0 all through phase B,
+ * An interrupt due on an entry that injects an NMI cannot be injected on
+ * that entry.  Stock KVM forces an immediate exit for it, which finds the
+ * guest in its NMI handler with IF clear and only opens the interrupt
+ * window.  pvprof opens the window at once (spec section 10.2, at
+ * delivery): with an interrupt pending behind IF=0 all through phase B,
  * its NMIs must cost no more interrupt exits than phase A's (one per
  * sample, the host timer's, plus the host's own interrupts), where stock
  * KVM's rule costs one more per NMI.  The interrupt is delivered when the
- * guest sets IF.
+ * guest sets IF, once per round.
  */
 static void test_irq_behind_nmi_waits_for_window(void)
 {
-	struct pvprof_ctl_enable en = {
-		.flags = PVPROF_ENABLE_F_FREQ,
-		.event = PVPROF_EVENT_CPU_CLOCK,
-		.sample_freq = 1000,
-	};
-	struct phase_counters a_start, a_end, b_start, b_end, a, b;
+	struct phase_counters a = { 0 }, b = { 0 };
 	struct pvprof_ctl_vm vmarg = { 0 };
+	unsigned int round;
 	struct kvm_vcpu *vcpu;
 	struct kvm_vm *vm;
 	struct ucall uc;
@@ -531,42 +561,28 @@ static void test_irq_behind_nmi_waits_for_window(void)
 	vcpu = vm_vcpu_add(vm, guest_irq_behind_nmi_code);
 	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi_handler);
 	vm_install_exception_handler(vm, TIMER_VECTOR, guest_timer_handler);
-	vcpu_run_expect_sync(vcpu, STAGE_REGISTERED, &uc);
-	if (test_kvm_flavour() == KVM_FLAVOUR_STOCK) {
-		TEST_ASSERT_EQ(uc.args[1], -(uint64_t)PVPROF_ENOSYS);
-		vcpu_run_expect_done(vcpu);
+	if (!sampling_started(kvm_fd, vm, vcpu))
 		goto out;
-	}
-	TEST_ASSERT_EQ(uc.args[1], 0);
-	en.vm_fd = vm->fd;
 	vmarg.vm_fd = vm->fd;
-	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_ENABLE, &en), 0);
 
-	vcpu_run_expect_sync(vcpu, STAGE_IRQ_A_START, &uc);
-	a_start = phase_read(vm, &uc);
-	vcpu_run_expect_sync(vcpu, STAGE_IRQ_A_END, &uc);
-	a_end = phase_read(vm, &uc);
-	vcpu_run_expect_sync(vcpu, STAGE_IRQ_B_START, &uc);
-	b_start = phase_read(vm, &uc);
-	TEST_ASSERT_EQ(uc.args[2], 0);
-	vcpu_run_expect_sync(vcpu, STAGE_IRQ_B_END, &uc);
-	b_end = phase_read(vm, &uc);
-	TEST_ASSERT_EQ(uc.args[2], 0);
+	for (round = 0; round < ROUNDS; round++) {
+		phase_run(vcpu, STAGE_IRQ_A_START, round, &a);
+		phase_run(vcpu, STAGE_IRQ_B_START, round, &b);
+	}
 	vcpu_run_expect_sync(vcpu, STAGE_IRQ_DELIVERED, &uc);
-	TEST_ASSERT(uc.args[1] == 1, "%llu timer interrupts after STI, wanted 1",
-		    (unsigned long long)uc.args[1]);
+	TEST_ASSERT(uc.args[1] == ROUNDS, "%llu timer interrupts after %d STIs",
+		    (unsigned long long)uc.args[1], ROUNDS);
 	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_DISABLE, &vmarg), 0);
 	vcpu_run_expect_done(vcpu);
 
-	a = phase_delta(&a_end, &a_start);
-	b = phase_delta(&b_end, &b_start);
-	fprintf(stderr, "# measured: phase A (nothing due): %llu NMIs, %llu interrupt exits; phase B (an interrupt due): %llu NMIs, %llu interrupt exits, %llu interrupt-window exits\n",
-		(unsigned long long)a.nmis, (unsigned long long)a.irq_exits,
+	fprintf(stderr, "# measured: %d rounds; phase A (nothing due): %llu NMIs, %llu interrupt exits; phase B (an interrupt due): %llu NMIs, %llu interrupt exits, %llu interrupt-window exits\n",
+		ROUNDS, (unsigned long long)a.nmis, (unsigned long long)a.irq_exits,
 		(unsigned long long)b.nmis, (unsigned long long)b.irq_exits,
 		(unsigned long long)b.irq_window_exits);
-	TEST_ASSERT(a.nmis >= PHASE_NMIS && b.nmis >= PHASE_NMIS,
+	TEST_ASSERT(a.nmis >= ROUNDS * ROUND_NMIS && b.nmis >= ROUNDS * ROUND_NMIS,
 		    "phases took %llu and %llu NMIs, wanted %d each",
-		    (unsigned long long)a.nmis, (unsigned long long)b.nmis, PHASE_NMIS);
+		    (unsigned long long)a.nmis, (unsigned long long)b.nmis,
+		    ROUNDS * ROUND_NMIS);
 	/* With IF clear the window never opens during phase B. */
 	TEST_ASSERT_EQ(b.irq_window_exits, 0);
 	/* Per NMI, phase B's interrupt exits exceed phase A's by under 0.5. */
