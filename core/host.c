@@ -270,7 +270,8 @@ __u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
  * pvprof_host_sample_waits() - must the pending sample wait to be a notice
  * @r: the registration
  * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
- * @nmi_busy: as for pvprof_host_nmi_gate()
+ * @nmi_busy: KVM holds an NMI for this vCPU, or the guest is handling one
+	(pvprof_host_nmi_gate()'s @nmi_held or @nmi_masked)
  *
  * While notices already written are unconsumed and an NMI that will read
  * them is on its way or being handled, a new notice would be the newest
@@ -287,12 +288,13 @@ bool pvprof_host_sample_waits(const struct pvprof_host_ring *r,
 }
 
 /**
- * pvprof_host_nmi_gate() - decide whether to inject a pvprof NMI
+ * pvprof_host_nmi_gate() - decide how the notices unconsumed reach the guest
  * @r: the registration
  * @acct: the vCPU's counters
  * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
- * @nmi_busy: KVM holds an NMI for this vCPU (queued, pending or being
- *	injected, whatever its source), or the guest is handling one
+ * @nmi_held: KVM holds an NMI for this vCPU (queued, pending or being
+ *	injected, whatever its source)
+ * @nmi_masked: the guest is handling an NMI
  *
  * Called before every entry, after new notices are written.  Injects only
  * when the vCPU has no NMI in flight and is not in an NMI handler: an NMI
@@ -302,55 +304,43 @@ bool pvprof_host_sample_waits(const struct pvprof_host_ring *r,
  * most one pvprof NMI is owed, from its injection until
  * pvprof_host_nmi_delivery() attributes a delivery to it; one owed while
  * the vCPU is not busy was dropped under KVM (a VMM that rewrote the
- * vCPU's NMI state) and is forgotten.  A notice_tail out of bounds injects
- * nothing; the guest's own samples are what it loses.
+ * vCPU's NMI state) and is forgotten.
  *
- * Return: true when the caller must inject an NMI; nmi_head is then set
- * to notice_head (the caller may publish it in line 1).
+ * Notices withheld only because the guest is inside an NMI handler would
+ * otherwise wait for the first exit after that handler's IRET, usually the
+ * next sample's, whose notice then makes them stale.  KVM's NMI window
+ * (SVM's IRET intercept and a single step over the IRET, VMX's NMI-window
+ * exiting) brings an exit as soon as the guest can take an NMI, and the
+ * gate runs again there (spec section 10.2, steps 5 and 6).
+ *
+ * A notice_tail out of bounds asks for nothing; the guest's own samples
+ * are what it loses.
+ *
+ * Return: %PVPROF_GATE_INJECT when the caller must inject an NMI (nmi_head
+ * is then set to notice_head, and the caller may publish it in line 1);
+ * %PVPROF_GATE_NMI_WINDOW when it must open KVM's NMI window and run the
+ * gate again at the next entry; %PVPROF_GATE_CLOSED otherwise.
  */
-bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
-			  __u64 guest_notice_tail, bool nmi_busy)
+enum pvprof_nmi_gate pvprof_host_nmi_gate(struct pvprof_host_ring *r,
+					  struct pvprof_vcpu_acct *acct,
+					  __u64 guest_notice_tail,
+					  bool nmi_held, bool nmi_masked)
 {
-	if (nmi_busy)
-		return false;
-	r->nmi_owed = false;
-	if (!pvprof_ring_valid(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS))
-		return false;
-	if (guest_notice_tail == r->notice_head)
-		return false;
-	r->nmi_owed = true;
+	bool unconsumed;
+
+	if (nmi_held)
+		return PVPROF_GATE_CLOSED;
+	unconsumed = pvprof_ring_valid(r->notice_head, guest_notice_tail,
+				       PVPROF_NOTICE_SLOTS) &&
+		     guest_notice_tail != r->notice_head;
+	if (nmi_masked)
+		return unconsumed ? PVPROF_GATE_NMI_WINDOW : PVPROF_GATE_CLOSED;
+	r->nmi_owed = unconsumed;
+	if (!unconsumed)
+		return PVPROF_GATE_CLOSED;
 	r->nmi_head = r->notice_head;
 	acct->nmis++;
-	return true;
-}
-
-/**
- * pvprof_host_wants_nmi_window() - must the gate await the end of the guest's NMI handler
- * @r: the registration
- * @guest_notice_tail: notice_tail as just read from the guest (untrusted)
- * @nmi_held: KVM holds an NMI for this vCPU (queued, pending or being
- *	injected, whatever its source)
- * @nmi_masked: the guest is handling an NMI
- *
- * Called when pvprof_host_nmi_gate() did not inject.  Notices it withheld
- * only because the guest is inside an NMI handler would otherwise wait for
- * the first exit after that handler's IRET, usually the next sample's,
- * whose notice then makes them stale.  KVM's NMI window (SVM's IRET
- * intercept and a single step over the IRET, VMX's NMI-window exiting)
- * brings an exit as soon as the guest can take an NMI, and the gate runs
- * again there (spec section 10.2, step 6).  An NMI KVM holds answers the
- * notices itself when it is delivered.
- *
- * Return: true when the caller must open KVM's NMI window and run the gate
- * again at the next entry.
- */
-bool pvprof_host_wants_nmi_window(const struct pvprof_host_ring *r,
-				  __u64 guest_notice_tail, bool nmi_held,
-				  bool nmi_masked)
-{
-	return nmi_masked && !nmi_held &&
-	       pvprof_ring_valid(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS) &&
-	       guest_notice_tail != r->notice_head;
+	return PVPROF_GATE_INJECT;
 }
 
 /**

@@ -90,6 +90,19 @@ struct pvprof_host_ring {
 	struct pvprof_notice_facts history[PVPROF_HOST_HISTORY];
 };
 
+/**
+ * enum pvprof_nmi_gate - what pvprof_host_nmi_gate() asks before an entry
+ * @PVPROF_GATE_CLOSED: nothing; an NMI in flight or none needed
+ * @PVPROF_GATE_INJECT: inject a pvprof NMI
+ * @PVPROF_GATE_NMI_WINDOW: notices wait only for the guest's NMI handler
+ *	to return: open KVM's NMI window
+ */
+enum pvprof_nmi_gate {
+	PVPROF_GATE_CLOSED,
+	PVPROF_GATE_INJECT,
+	PVPROF_GATE_NMI_WINDOW,
+};
+
 int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
 			  __u32 max_depth, __u64 cookie);
 void pvprof_host_header_init(struct pvprof_buf_header *h,
@@ -114,11 +127,10 @@ __u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
 				 struct pvprof_vcpu_acct *acct);
 bool pvprof_host_sample_waits(const struct pvprof_host_ring *r,
 			      __u64 guest_notice_tail, bool nmi_busy);
-bool pvprof_host_nmi_gate(struct pvprof_host_ring *r, struct pvprof_vcpu_acct *acct,
-			  __u64 guest_notice_tail, bool nmi_busy);
-bool pvprof_host_wants_nmi_window(const struct pvprof_host_ring *r,
-				  __u64 guest_notice_tail, bool nmi_held,
-				  bool nmi_masked);
+enum pvprof_nmi_gate pvprof_host_nmi_gate(struct pvprof_host_ring *r,
+					  struct pvprof_vcpu_acct *acct,
+					  __u64 guest_notice_tail,
+					  bool nmi_held, bool nmi_masked);
 bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending);
 __u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
 				struct pvprof_vcpu_acct *acct, __u64 guest_record_head);

@@ -518,7 +518,7 @@ static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 	struct kvm *kvm = vcpu->kvm;
 	struct pvprof_notice notice;
 	struct pvprof_sample sample;
-	bool nmi_held, nmi_masked, nmi_busy;
+	bool nmi_held, nmi_masked;
 	u64 tail;
 	u32 off;
 
@@ -529,8 +529,7 @@ static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 		return -EFAULT;
 	nmi_held = pvprof_nmi_held(vcpu);
 	nmi_masked = static_call(kvm_x86_get_nmi_mask)(vcpu);
-	nmi_busy = nmi_held || nmi_masked;
-	if (!pvprof_host_sample_waits(&pv->ring, tail, nmi_busy) &&
+	if (!pvprof_host_sample_waits(&pv->ring, tail, nmi_held || nmi_masked) &&
 	    pvprof_take_sample(pv, &sample) &&
 	    pvprof_host_notice_prepare(&pv->ring, &pv->acct, tail, &sample,
 				       &notice, &off)) {
@@ -546,17 +545,22 @@ static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 				   pvprof_host_notice_publish(&pv->ring, &pv->acct)))
 			return -EFAULT;
 	}
-	if (pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, nmi_busy)) {
+	switch (pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, nmi_held,
+				     nmi_masked)) {
+	case PVPROF_GATE_INJECT:
 		if (pvprof_put_u64(kvm, pv, OFF_NMI_HEAD, pv->ring.nmi_head))
 			return -EFAULT;
 		kvm_inject_nmi(vcpu);
-		return 0;
-	}
-	/* In SMM or a nested guest the mask is not this guest's handler. */
-	if (!is_guest_mode(vcpu) && !is_smm(vcpu) &&
-	    pvprof_host_wants_nmi_window(&pv->ring, tail, nmi_held, nmi_masked)) {
+		break;
+	case PVPROF_GATE_NMI_WINDOW:
+		/* In SMM or a nested guest the mask is not this guest's handler. */
+		if (is_guest_mode(vcpu) || is_smm(vcpu))
+			break;
 		static_call(kvm_x86_enable_nmi_window)(vcpu);
 		pv->awaits_nmi_window = true;
+		break;
+	case PVPROF_GATE_CLOSED:
+		break;
 	}
 	return 0;
 }

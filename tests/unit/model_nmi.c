@@ -428,6 +428,7 @@ static void check_new_callchains(struct model *m)
 static void entry(struct model *m, bool with_sample)
 {
 	bool want_nmi, injected, held, busy, waits;
+	enum pvprof_nmi_gate gate;
 
 	if (!m->running)
 		return;
@@ -465,23 +466,22 @@ static void entry(struct model *m, bool with_sample)
 	if (m->v.registered && !busy)
 		m->ref_owed = false;
 	want_nmi = m->v.registered && m->ref_unconsumed && !busy;
-	injected = sim_host_nmi_gate(&m->v, busy);
+	gate = sim_host_nmi_gate(&m->v, held, m->nmi_masked);
+	injected = gate == PVPROF_GATE_INJECT;
 	RCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, owed %d)",
 	       injected ? "injected" : "withheld", (unsigned long long)m->ref_unconsumed,
 	       m->ref_owed);
+	/* Only the guest's handler keeps notices waiting for an NMI. */
+	m->nmi_window = gate == PVPROF_GATE_NMI_WINDOW;
+	RCHECK(m, m->nmi_window ==
+	       (m->v.registered && m->ref_unconsumed && m->nmi_masked && !held),
+	       "NMI window %s with %llu unconsumed, masked %d, held %d",
+	       m->nmi_window ? "opened" : "not opened",
+	       (unsigned long long)m->ref_unconsumed, m->nmi_masked, held);
 	if (injected) {
 		m->ref_owed = true;
 		m->ref_nmis++;
 		m->nmi_queued++;
-		m->nmi_window = false;
-	} else {
-		/* Only the guest's handler keeps notices waiting for an NMI. */
-		m->nmi_window = sim_host_wants_nmi_window(&m->v, held, m->nmi_masked);
-		RCHECK(m, m->nmi_window ==
-		       (m->v.registered && m->ref_unconsumed && m->nmi_masked && !held),
-		       "NMI window %s with %llu unconsumed, masked %d, held %d",
-		       m->nmi_window ? "opened" : "not opened",
-		       (unsigned long long)m->ref_unconsumed, m->nmi_masked, held);
 	}
 	process_nmi(m);
 	if (!m->nmi_masked && m->nmi_pending)

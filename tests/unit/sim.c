@@ -158,25 +158,20 @@ void sim_host_slot_busy(struct sim_vcpu *v)
 		pvprof_acct_sample_lost(&v->acct, PVPROF_LOSS_SLOT_BUSY);
 }
 
-bool sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_busy)
+/* The NMI gate before an entry; an injection is published in line 1. */
+enum pvprof_nmi_gate sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_held,
+				       bool nmi_masked)
 {
-	if (!v->registered)
-		return false;
-	if (!pvprof_host_nmi_gate(&v->ring, &v->acct,
-				  pvprof_load_acquire(&hdr(v)->notice_tail),
-				  nmi_busy))
-		return false;
-	PVPROF_WRITE_ONCE(hdr(v)->nmi_head, v->ring.nmi_head);
-	return true;
-}
+	enum pvprof_nmi_gate gate;
 
-/* Must the host open KVM's NMI window (spec section 10.2, step 6)? */
-bool sim_host_wants_nmi_window(struct sim_vcpu *v, bool nmi_held, bool nmi_masked)
-{
-	return v->registered &&
-	       pvprof_host_wants_nmi_window(&v->ring,
-					    pvprof_load_acquire(&hdr(v)->notice_tail),
-					    nmi_held, nmi_masked);
+	if (!v->registered)
+		return PVPROF_GATE_CLOSED;
+	gate = pvprof_host_nmi_gate(&v->ring, &v->acct,
+				    pvprof_load_acquire(&hdr(v)->notice_tail),
+				    nmi_held, nmi_masked);
+	if (gate == PVPROF_GATE_INJECT)
+		PVPROF_WRITE_ONCE(hdr(v)->nmi_head, v->ring.nmi_head);
+	return gate;
 }
 
 /* KVM delivers an NMI: the result says whether the guest can tell it is pvprof's. */

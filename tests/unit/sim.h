@@ -40,8 +40,8 @@ bool sim_host_sample(struct sim_vcpu *v, __u64 ip, __u8 cpl);
 __u32 sim_host_drain(struct sim_vcpu *v);
 bool sim_host_sample_waits(struct sim_vcpu *v, bool nmi_busy);
 void sim_host_slot_busy(struct sim_vcpu *v);
-bool sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_busy);
-bool sim_host_wants_nmi_window(struct sim_vcpu *v, bool nmi_held, bool nmi_masked);
+enum pvprof_nmi_gate sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_held,
+				       bool nmi_masked);
 bool sim_host_nmi_delivery(struct sim_vcpu *v, bool more_nmis_pending);
 void sim_host_unregister(struct sim_vcpu *v);
 void sim_emit_losses(struct sim_vcpu *v);

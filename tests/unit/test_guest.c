@@ -50,7 +50,7 @@ END_TEST
 /* The gate injects and KVM delivers that NMI alone. */
 static void deliver_pvprof_nmi(void)
 {
-	ck_assert(sim_host_nmi_gate(&v, false));
+	ck_assert_int_eq(sim_host_nmi_gate(&v, false, false), PVPROF_GATE_INJECT);
 	ck_assert(sim_host_nmi_delivery(&v, false));
 }
 
@@ -101,7 +101,7 @@ START_TEST(guest_nmi_newest_callchain_older_stale)
 
 	setup(16384);
 	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
-	ck_assert(sim_host_nmi_gate(&v, false));
+	ck_assert_int_eq(sim_host_nmi_gate(&v, false, false), PVPROF_GATE_INJECT);
 	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
 	ck_assert(sim_host_sample(&v, KADDR(0x300), 0));
 	ck_assert(sim_host_nmi_delivery(&v, false));
@@ -151,7 +151,7 @@ START_TEST(guest_nmi_foreign_first_answers_without_claiming)
 
 	setup(8192);
 	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
-	ck_assert(sim_host_nmi_gate(&v, false));
+	ck_assert_int_eq(sim_host_nmi_gate(&v, false, false), PVPROF_GATE_INJECT);
 	/* A foreign NMI was pending too: KVM delivers it first. */
 	ck_assert(!sim_host_nmi_delivery(&v, true));
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
@@ -161,7 +161,7 @@ START_TEST(guest_nmi_foreign_first_answers_without_claiming)
 	ck_assert_uint_eq(h()->guest_nmis_claimed, 0);
 	/* The host's gate stays shut until pvprof's own delivery ... */
 	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
-	ck_assert(!sim_host_nmi_gate(&v, true));
+	ck_assert_int_eq(sim_host_nmi_gate(&v, true, false), PVPROF_GATE_CLOSED);
 	/* ... which the guest claims although the notice it was for is gone. */
 	ck_assert(sim_host_nmi_delivery(&v, false));
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
@@ -194,7 +194,7 @@ START_TEST(guest_nmi_claim_across_reregistration)
 	 * the host's, claims it without having looked at the header.
 	 */
 	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
-	ck_assert(sim_host_nmi_gate(&v, false));
+	ck_assert_int_eq(sim_host_nmi_gate(&v, false, false), PVPROF_GATE_INJECT);
 	sim_host_unregister(&v);
 	ck_assert_int_eq(sim_register(&v, 8192, 0), 0);
 	ck_assert_uint_eq(h()->nmi_delivered, 0);

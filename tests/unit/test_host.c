@@ -53,6 +53,12 @@ static enum pvprof_reject answer(__u64 seq, __u32 flags)
 	return pvprof_host_record(&ring, &acct, &slot, sizeof(slot));
 }
 
+/* The gate with the guest's notice_tail @tail and KVM's NMI state. */
+static enum pvprof_nmi_gate gate(__u64 tail, bool nmi_held, bool nmi_masked)
+{
+	return pvprof_host_nmi_gate(&ring, &acct, tail, nmi_held, nmi_masked);
+}
+
 START_TEST(host_ring_init_checks)
 {
 	struct pvprof_host_ring r = { 0 };
@@ -184,59 +190,65 @@ START_TEST(host_nmi_window_only_for_a_handler)
 {
 	setup(8192);
 	/* Nothing unconsumed: no reason to wait for the handler's end. */
-	ck_assert(!pvprof_host_wants_nmi_window(&ring, 0, false, true));
+	ck_assert_int_eq(gate(0, false, true), PVPROF_GATE_CLOSED);
 	ck_assert(sample(0));
 	/* Notice 1 unconsumed, the guest in a handler, KVM holding nothing. */
-	ck_assert(pvprof_host_wants_nmi_window(&ring, 0, false, true));
+	ck_assert_int_eq(gate(0, false, true), PVPROF_GATE_NMI_WINDOW);
 	/* An NMI KVM holds (queued behind the handler) will answer it. */
-	ck_assert(!pvprof_host_wants_nmi_window(&ring, 0, true, true));
-	ck_assert(!pvprof_host_wants_nmi_window(&ring, 0, true, false));
-	/* Not masked: the gate itself injects, no window is needed. */
-	ck_assert(!pvprof_host_wants_nmi_window(&ring, 0, false, false));
+	ck_assert_int_eq(gate(0, true, true), PVPROF_GATE_CLOSED);
 	/* Consumed: nothing waits for an NMI. */
-	ck_assert(!pvprof_host_wants_nmi_window(&ring, 1, false, true));
+	ck_assert_int_eq(gate(1, false, true), PVPROF_GATE_CLOSED);
 	/* A garbage tail, behind or ahead of head, opens nothing. */
-	ck_assert(!pvprof_host_wants_nmi_window(&ring, 9, false, true));
-	ck_assert(!pvprof_host_wants_nmi_window(&ring, 2, false, true));
+	ck_assert_int_eq(gate(9, false, true), PVPROF_GATE_CLOSED);
+	ck_assert_int_eq(gate(2, false, true), PVPROF_GATE_CLOSED);
+	/* The window injects nothing and owes nothing. */
+	ck_assert_uint_eq(acct.nmis, 0);
+	ck_assert(!ring.nmi_owed);
+	/* Not masked: the gate itself injects, no window is needed. */
+	ck_assert_int_eq(gate(0, false, false), PVPROF_GATE_INJECT);
+	/* The owed NMI is held: a handler running meanwhile asks for nothing. */
+	ck_assert(sample(0));
+	ck_assert_int_eq(gate(0, true, true), PVPROF_GATE_CLOSED);
+	ck_assert(ring.nmi_owed);
 }
 END_TEST
 
 START_TEST(host_nmi_gate_one_owed)
 {
 	setup(8192);
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 0, false));	/* nothing to say */
+	ck_assert_int_eq(gate(0, false, false), PVPROF_GATE_CLOSED);	/* nothing to say */
 	ck_assert(sample(0));
-	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 0, false));
+	ck_assert_int_eq(gate(0, false, false), PVPROF_GATE_INJECT);
 	ck_assert_uint_eq(ring.nmi_head, 1);
 	/* Owed until a delivery is attributed to it, whatever the guest consumed. */
 	ck_assert(sample(0));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 0, true));
+	ck_assert_int_eq(gate(0, true, false), PVPROF_GATE_CLOSED);
 	ck_assert(sample(2));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 2, true));
+	ck_assert_int_eq(gate(2, true, false), PVPROF_GATE_CLOSED);
 	/* Another NMI is pending behind this delivery: that one will be pvprof's. */
 	ck_assert(!pvprof_host_nmi_delivery(&ring, true));
 	ck_assert(pvprof_host_nmi_delivery(&ring, false));
 	ck_assert_uint_eq(ring.nmi_delivered, 1);
 	ck_assert(!pvprof_host_nmi_delivery(&ring, false));	/* nothing owed */
 	/* Notice 3 is unconsumed, but a foreign NMI in flight will answer it. */
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 2, true));
+	ck_assert_int_eq(gate(2, true, false), PVPROF_GATE_CLOSED);
 	ck_assert(!pvprof_host_nmi_delivery(&ring, false));
 	/* Nothing in flight: the gate opens again. */
-	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 2, false));
+	ck_assert_int_eq(gate(2, false, false), PVPROF_GATE_INJECT);
 	ck_assert_uint_eq(ring.nmi_head, 3);
 	/* The VMM cleared the vCPU's NMIs: nothing in flight, so nothing owed. */
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 2, true));
-	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 2, false));
+	ck_assert_int_eq(gate(2, true, false), PVPROF_GATE_CLOSED);
+	ck_assert_int_eq(gate(2, false, false), PVPROF_GATE_INJECT);
 	ck_assert_uint_eq(acct.nmis, 3);
 	ck_assert(pvprof_host_nmi_delivery(&ring, false));
 	/* A garbage tail injects nothing. */
 	ck_assert(sample(3));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 9, false));
-	ck_assert(!pvprof_host_nmi_gate(&ring, &acct, 5, false));	/* ahead of head */
+	ck_assert_int_eq(gate(9, false, false), PVPROF_GATE_CLOSED);
+	ck_assert_int_eq(gate(5, false, false), PVPROF_GATE_CLOSED);	/* ahead of head */
 	ck_assert_uint_eq(acct.nmis, 3);
 	/* A new registration counts from 0 and keeps an NMI still in flight. */
 	ck_assert(sample(3));
-	ck_assert(pvprof_host_nmi_gate(&ring, &acct, 3, false));
+	ck_assert_int_eq(gate(3, false, false), PVPROF_GATE_INJECT);
 	ck_assert_int_eq(pvprof_host_ring_init(&ring, 8192, 0, 77), 0);
 	ck_assert(ring.nmi_owed);
 	ck_assert_uint_eq(ring.nmi_delivered, 0);
