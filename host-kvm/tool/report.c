@@ -892,6 +892,40 @@ static void sym_describe(void *ctx, FILE *f)
 		st.mappings, st.agent_lost_messages, st.agent_lost_bytes);
 }
 
+static int feed_sideband(void *ctx, const struct pvprof_st_view *v, uint64_t off)
+{
+	(void)off;
+	if (v->hdr.type == PVPROF_ST_SIDEBAND &&
+	    pvprof_symbolizer_add(ctx, v->sb_msg, v->sb_len) == -ENOMEM)
+		return -1;
+	return 0;
+}
+
+/**
+ * recording_symbolizer() - the symbolizer for a recording
+ * @r: the recording
+ *
+ * It is to be fed @r's sideband in stream order, and names addresses from
+ * the tables of the whole recording, read here in a first walk
+ * (pvprof_symbolizer_complete()): samples taken while the agent was still
+ * publishing get the same names as later ones.
+ *
+ * Return: the symbolizer, NULL when out of memory.
+ */
+struct pvprof_symbolizer *recording_symbolizer(const struct recording *r)
+{
+	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
+	struct pvprof_symbolizer *complete = pvprof_symbolizer_new();
+
+	if (!s || !complete || recording_for_each(r, feed_sideband, complete)) {
+		pvprof_symbolizer_free(complete);
+		pvprof_symbolizer_free(s);
+		return NULL;
+	}
+	pvprof_symbolizer_complete(s, complete);
+	return s;
+}
+
 /**
  * symbolizer_resolver() - a resolver backed by the symbolizer library
  * @s: the symbolizer, fed the recording's sideband in stream order
@@ -1098,7 +1132,7 @@ int do_report(int argc, char **argv)
 			return EXIT_FAILED;
 		}
 	}
-	sym = pvprof_symbolizer_new();
+	sym = recording_symbolizer(&r);
 	if (!sym) {
 		p_err("out of memory for the symbolizer");
 		ret = EXIT_FAILED;
@@ -1189,7 +1223,7 @@ int do_script(int argc, char **argv)
 	ret = report_open(input, &r);
 	if (ret)
 		return ret;
-	sym = pvprof_symbolizer_new();
+	sym = recording_symbolizer(&r);
 	if (!sym) {
 		p_err("out of memory for the symbolizer");
 		recording_free(&r);

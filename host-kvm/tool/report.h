@@ -192,6 +192,7 @@ const char *sample_comm(const struct report_resolver *res, uint32_t pid,
 
 /* The guest agent's symbols (symbolize.c) as a resolver (report.c). */
 struct pvprof_symbolizer;
+struct pvprof_symbolizer *recording_symbolizer(const struct recording *r);
 void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *res);
 
 /* Writers; each returns 0, or -1 when the output could not be written. */

@@ -6,6 +6,11 @@
  * lookup after a change, so that a republished table (the agent sends its
  * whole state again when a recording starts) costs one sort, and repeated
  * entries collapse into one.  Lookups are binary searches.
+ *
+ * A symbolizer fed in stream order knows, at each record, only the part of
+ * a table that arrived before it.  A second one, fed the whole recording's
+ * sideband first (pvprof_symbolizer_complete()), supplies the complete
+ * table of the same image for the name.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +29,7 @@ struct sym {
 	uint64_t addr;
 	uint64_t size;
 	const char *name;
+	bool last_of_message;	/* the symbol after it came in another message */
 };
 
 struct symtab {
@@ -39,6 +45,8 @@ struct kimage {
 	char dso[PVPROF_SB_MODULE_NAME_SIZE + 3];
 	uint64_t base;
 	uint64_t end;		/* 0 until its KERNEL or MODULE message */
+	uint64_t nr_syms;	/* announced (kernel), 0 when unknown (modules) */
+	unsigned int layouts;	/* distinct (base, end) it was given */
 	struct symtab syms;
 };
 
@@ -95,6 +103,7 @@ struct pvprof_symbolizer {
 	struct agent agents[MAX_AGENTS];
 	size_t nr_agents;
 	struct arena_chunk *arena;
+	struct pvprof_symbolizer *complete;	/* owned; NULL when none */
 };
 
 /* ---- strings ----------------------------------------------------------- */
@@ -164,10 +173,13 @@ static void symtab_normalize(struct symtab *t)
 	if (!t->dirty)
 		return;
 	qsort(t->v, t->n, sizeof(*t->v), sym_cmp);
-	for (i = 0; i < t->n; i++)
+	for (i = 0; i < t->n; i++) {
 		if (!n || t->v[n - 1].addr != t->v[i].addr ||
 		    strcmp(t->v[n - 1].name, t->v[i].name))
 			t->v[n++] = t->v[i];
+		else	/* one copy that came with its successor is enough */
+			t->v[n - 1].last_of_message &= t->v[i].last_of_message;
+	}
 	t->n = n;
 	t->dirty = false;
 }
@@ -239,8 +251,11 @@ static int add_kernel(struct pvprof_symbolizer *s, const void *msg)
 	/* Another boot: the old addresses mean nothing any more. */
 	if (s->kernel.end && (s->kernel.base != k.stext || s->kernel.end != k.etext))
 		symtab_free(&s->kernel.syms);
+	if (s->kernel.base != k.stext || s->kernel.end != k.etext)
+		s->kernel.layouts++;
 	s->kernel.base = k.stext;
 	s->kernel.end = k.etext;
+	s->kernel.nr_syms = k.nr_syms;
 	s->st.kernel_syms_expected = k.nr_syms;
 	return 0;
 }
@@ -259,6 +274,8 @@ static int add_module(struct pvprof_symbolizer *s, const void *msg)
 	/* Reloaded elsewhere: its symbols follow again. */
 	if (img->end && (img->base != m.base || img->end != m.base + m.size))
 		symtab_free(&img->syms);
+	if (img->base != m.base || img->end != m.base + m.size)
+		img->layouts++;
 	img->base = m.base;
 	img->end = m.base + m.size;
 	s->by_base_dirty = true;
@@ -271,13 +288,18 @@ static int add_symbols(struct pvprof_symbolizer *s, struct symtab *t,
 	struct pvprof_sb_sym_iter it;
 	const char *name;
 
+	size_t added = 0;
+
 	pvprof_sb_sym_iter_init(&it, msg, len);
 	while (pvprof_sb_sym_next(&it) > 0) {
 		name = arena_str(s, it.name, it.name_len);
 		if (!name || symtab_add(t, it.addr, it.size, name))
 			return -ENOMEM;
+		added++;
 		(*count)++;
 	}
+	if (added)
+		t->v[t->n - 1].last_of_message = true;
 	return 0;
 }
 
@@ -418,6 +440,19 @@ static struct elfimg *elf_find(struct pvprof_symbolizer *s,
 	s->elfs[h] = e;
 	s->nr_elfs++;
 	return e;
+}
+
+/* The symbols of @e's build-id: from the complete tables when there are any. */
+static struct symtab *elf_syms(struct pvprof_symbolizer *s, struct elfimg *e)
+{
+	struct pvprof_sb_build_id b = { .size = e->id_size };
+	struct elfimg *twin;
+
+	if (!s->complete)
+		return &e->syms;
+	memcpy(b.bytes, e->id, e->id_size);
+	twin = elf_find(s->complete, &b, false);
+	return twin ? &twin->syms : &e->syms;
 }
 
 static int add_elf_syms(struct pvprof_symbolizer *s, const void *msg, size_t len)
@@ -685,7 +720,33 @@ void pvprof_symbolizer_free(struct pvprof_symbolizer *s)
 		s->arena = c->next;
 		free(c);
 	}
+	pvprof_symbolizer_free(s->complete);
 	free(s);
+}
+
+/**
+ * pvprof_symbolizer_complete() - name addresses from the whole recording's tables
+ * @s: the symbolizer that follows the stream
+ * @complete: a symbolizer fed every sideband message of the same recording
+ *	beforehand; @s owns it from now on and frees it with itself
+ *
+ * The agent's tables take seconds to arrive (the kernel's 47092 symbols are
+ * 214 messages, sent within the sideband budget), and samples taken
+ * meanwhile would be named from the part that had arrived: an address
+ * beyond the last symbol received takes that symbol's name.  @s still
+ * decides, in stream order, which kernel, module or process image an
+ * address belongs to; the name then comes from @complete's table of that
+ * same image: the kernel or module at the same text range, the ELF file
+ * with the same build-id.  An address in no image @s knows yet is looked
+ * up in @complete's images, where that answer is the recording's only one:
+ * a kernel or module that was never given another range, a process image
+ * (its pid and exec generation name it exactly).
+ */
+void pvprof_symbolizer_complete(struct pvprof_symbolizer *s,
+				struct pvprof_symbolizer *complete)
+{
+	pvprof_symbolizer_free(s->complete);
+	s->complete = complete;
 }
 
 /**
@@ -740,35 +801,56 @@ int pvprof_symbolizer_add(struct pvprof_symbolizer *s, const void *msg, size_t l
 	return ret;
 }
 
+/* @img's twin in the complete tables: the same image at the same range. */
+static struct kimage *kimage_twin(struct pvprof_symbolizer *s, struct kimage *img)
+{
+	struct kimage *twin;
+
+	if (!s->complete)
+		return NULL;
+	twin = img == &s->kernel ? &s->complete->kernel :
+	       module_find(s->complete, img->name, false);
+	return twin && twin->base == img->base && twin->end == img->end ? twin : NULL;
+}
+
 static void resolve_kernel(struct pvprof_symbolizer *s, uint64_t addr,
 			   struct pvprof_sym *out)
 {
-	struct kimage *img = kimage_at(s, addr);
+	struct kimage *img = kimage_at(s, addr), *twin = NULL;
 	const struct sym *sym;
 
+	if (img) {
+		twin = kimage_twin(s, img);
+	} else if (s->complete) {
+		twin = kimage_at(s->complete, addr);
+		if (twin && twin->layouts != 1)
+			twin = NULL;
+	}
+	if (twin)
+		img = twin;
 	if (!img)
 		return;
 	out->dso = img->dso;
 	out->offset = addr - img->base;
 	sym = symtab_find(&img->syms, addr);
+	/*
+	 * A symbol extends to the next one, which may be in a message that was
+	 * lost: while the table is short of what the KERNEL message announced,
+	 * past the last symbol of a message is no one's.
+	 */
+	if (sym && sym->last_of_message && img->syms.n < img->nr_syms)
+		sym = NULL;
 	if (sym && sym->addr >= img->base) {
 		out->symbol = sym->name;
 		out->offset = addr - sym->addr;
 	}
 }
 
-static void resolve_user(struct pvprof_symbolizer *s, uint32_t pid,
-			 uint32_t exec_gen, uint64_t addr, struct pvprof_sym *out)
+/* The mapping of @p that holds @addr, NULL when none does. */
+static const struct mapping *mapping_at(const struct proc *p, uint64_t addr)
 {
-	struct proc *p = proc_find(s, pid, exec_gen, false, NULL);
-	const struct mapping *m = NULL;
-	const struct sym *sym;
-	size_t lo = 0, hi;
-	uint64_t va;
+	size_t lo = 0, hi = p->nr_maps;
 
-	if (!p)
-		return;
-	hi = p->nr_maps;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -777,8 +859,22 @@ static void resolve_user(struct pvprof_symbolizer *s, uint32_t pid,
 		else
 			hi = mid;
 	}
-	if (lo && addr < p->maps[lo - 1].end)
-		m = &p->maps[lo - 1];
+	return lo && addr < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
+}
+
+static void resolve_user(struct pvprof_symbolizer *s, uint32_t pid,
+			 uint32_t exec_gen, uint64_t addr, struct pvprof_sym *out)
+{
+	struct proc *p = proc_find(s, pid, exec_gen, false, NULL);
+	const struct mapping *m = p ? mapping_at(p, addr) : NULL;
+	const struct sym *sym;
+	struct symtab *syms;
+	uint64_t va;
+
+	if (!m && s->complete) {
+		p = proc_find(s->complete, pid, exec_gen, false, NULL);
+		m = p ? mapping_at(p, addr) : NULL;
+	}
 	if (!m)
 		return;
 	out->dso = m->path ? m->path : "[unknown]";
@@ -786,7 +882,8 @@ static void resolve_user(struct pvprof_symbolizer *s, uint32_t pid,
 	if (!m->elf)
 		return;
 	va = addr - m->start + m->vaddr;
-	sym = symtab_find(&m->elf->syms, va);
+	syms = elf_syms(s, m->elf);
+	sym = symtab_find(syms, va);
 	if (sym && (!sym->size || va - sym->addr < sym->size)) {
 		out->symbol = sym->name;
 		out->offset = va - sym->addr;
@@ -828,6 +925,8 @@ const char *pvprof_symbolizer_comm(struct pvprof_symbolizer *s, uint32_t pid,
 {
 	struct proc *p = proc_find(s, pid, exec_gen, false, NULL);
 
+	if (!p && s->complete)
+		p = proc_find(s->complete, pid, exec_gen, false, NULL);
 	return p && p->comm[0] ? p->comm : NULL;
 }
 

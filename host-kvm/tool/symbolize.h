@@ -64,6 +64,8 @@ struct pvprof_symbolizer_stats {
 
 struct pvprof_symbolizer *pvprof_symbolizer_new(void);
 void pvprof_symbolizer_free(struct pvprof_symbolizer *s);
+void pvprof_symbolizer_complete(struct pvprof_symbolizer *s,
+				struct pvprof_symbolizer *complete);
 int pvprof_symbolizer_add(struct pvprof_symbolizer *s, const void *msg, size_t len);
 void pvprof_symbolizer_resolve(struct pvprof_symbolizer *s, bool kernel_frame,
 			       uint32_t pid, uint32_t exec_gen, uint64_t addr,

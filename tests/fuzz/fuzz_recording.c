@@ -215,7 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run_writers(&r, &res);
 	run_writers(&r, NULL);
 	/* The symbolizer fed the recording's own sideband, as report does. */
-	sym = pvprof_symbolizer_new();
+	sym = recording_symbolizer(&r);
 	FUZZ_CHECK(sym);
 	symbolizer_resolver(sym, &sym_res);
 	run_writers(&r, &sym_res);

@@ -209,6 +209,30 @@ START_TEST(symbolize_kernel_and_modules)
 }
 END_TEST
 
+/*
+ * A lost KSYMS message: the symbol before the gap does not stretch over it,
+ * and a symbol inside a message still extends to the next one.
+ */
+START_TEST(symbolize_lost_ksyms)
+{
+	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
+
+	ck_assert_ptr_nonnull(s);
+	send_kernel(s, STEXT, ETEXT, 5);
+	send_syms(s, NULL, 0, ksyms, 2);
+	/* ksyms[2..3] lost */
+	send_syms(s, NULL, 0, ksyms + 4, 1);
+	expect(s, true, 0, 0, STEXT + 0x80, "_stext", "[kernel.kallsyms]", 0x80);
+	expect(s, true, 0, 0, STEXT + 0x500, NULL, "[kernel.kallsyms]", 0x500);
+	expect(s, true, 0, 0, STEXT + 0x950, NULL, "[kernel.kallsyms]", 0x950);
+	/* Republished whole: every symbol reaches the next one again. */
+	send_syms(s, NULL, 0, ksyms, 5);
+	expect(s, true, 0, 0, STEXT + 0x500, "do_sys_openat2", "[kernel.kallsyms]", 0x100);
+	expect(s, true, 0, 0, STEXT + 0x950, "entry_SYSCALL_64", "[kernel.kallsyms]", 0x50);
+	pvprof_symbolizer_free(s);
+}
+END_TEST
+
 START_TEST(symbolize_user_fork_exec)
 {
 	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
@@ -334,6 +358,86 @@ START_TEST(symbolize_hostile_messages)
 END_TEST
 
 /* Many images and symbols: hash tables grow, lookups stay right. */
+/*
+ * What the stream symbolizer has seen at a sample, and what the whole
+ * recording brought (the agent's chunks still arriving): names come from
+ * the complete table of the image the stream says the address is in.
+ */
+START_TEST(symbolize_complete_tables)
+{
+	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
+	struct pvprof_symbolizer *all = pvprof_symbolizer_new();
+	static const struct named elf[] = {
+		{ 0x1000, 0x80, "main" },
+		{ 0x1100, 0x40, "late_fn" },
+	};
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(all);
+	send_kernel(all, STEXT, ETEXT, 5);
+	send_syms(all, NULL, 0, ksyms, 3);
+	send_syms(all, NULL, 0, ksyms + 3, 2);
+	send_module(all, "pvprof_guest", MOD_BASE, 0x1000);
+	send_syms(all, "pvprof_guest", 0, &(struct named){ MOD_BASE + 0x10, 0, "pvprof_nmi" }, 1);
+	send_process(all, 10, 1, 0, "prog");
+	send_mmap(all, 10, 1, 0x400000, 0x2000, 0, 0x1000, 7, "/bin/prog");
+	send_syms(all, NULL, 7, elf, 2);
+
+	/* The stream so far: the KERNEL message and the first chunk. */
+	send_kernel(s, STEXT, ETEXT, 5);
+	send_syms(s, NULL, 0, ksyms, 3);
+	send_process(s, 10, 1, 0, "prog");
+	send_mmap(s, 10, 1, 0x400000, 0x2000, 0, 0x1000, 7, "/bin/prog");
+	send_syms(s, NULL, 7, elf, 1);
+	/*
+	 * Alone it cannot tell where the first chunk's last symbol ends: the
+	 * next one has not arrived.  Symbols before it reach the next one.
+	 */
+	expect(s, true, 0, 0, STEXT + 0x910, NULL, "[kernel.kallsyms]", 0x910);
+	expect(s, true, 0, 0, STEXT + 0x120, NULL, "[kernel.kallsyms]", 0x120);
+	expect(s, true, 0, 0, STEXT + 0x80, "_stext", "[kernel.kallsyms]", 0x80);
+	expect(s, false, 10, 1, 0x400110, NULL, "/bin/prog", 0x110);
+
+	pvprof_symbolizer_complete(s, all);
+	expect(s, true, 0, 0, STEXT + 0x910, "entry_SYSCALL_64", "[kernel.kallsyms]", 0x10);
+	expect(s, false, 10, 1, 0x400110, "late_fn", "/bin/prog", 0x10);
+	/* No MODULE message yet: the module's only range in the recording. */
+	expect(s, true, 0, 0, MOD_BASE + 0x20, "pvprof_nmi", "[pvprof_guest]", 0x10);
+	/* A process image the stream has not described yet. */
+	send_process(all, 11, 1, 0, "early");
+	send_mmap(all, 11, 1, 0x400000, 0x2000, 0, 0x1000, 7, "/bin/prog");
+	ck_assert_pstr_eq(pvprof_symbolizer_comm(s, 11, 1), "early");
+	expect(s, false, 11, 1, 0x400010, "main", "/bin/prog", 0x10);
+	expect(s, false, 11, 2, 0x400010, NULL, NULL, 0x400010);
+
+	/* The module went elsewhere later: its early range is no longer sure. */
+	send_module(all, "pvprof_guest", MOD_BASE + 0x10000, 0x1000);
+	expect(s, true, 0, 0, MOD_BASE + 0x20, NULL, NULL, MOD_BASE + 0x20);
+	/* The stream knows the old range; the complete table is another's. */
+	send_module(s, "pvprof_guest", MOD_BASE, 0x1000);
+	expect(s, true, 0, 0, MOD_BASE + 0x20, NULL, "[pvprof_guest]", 0x20);
+
+	/* Another boot later: the first boot keeps the stream's own table. */
+	send_kernel(all, STEXT + 0x200000, ETEXT + 0x200000, 5);
+	expect(s, true, 0, 0, STEXT + 0x910, NULL, "[kernel.kallsyms]", 0x910);
+	expect(s, true, 0, 0, STEXT + 0x80, "_stext", "[kernel.kallsyms]", 0x80);
+	pvprof_symbolizer_free(s);
+
+	/* With two boots, an address before any KERNEL message stays unnamed. */
+	s = pvprof_symbolizer_new();
+	all = pvprof_symbolizer_new();
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(all);
+	send_kernel(all, STEXT, ETEXT, 5);
+	send_syms(all, NULL, 0, ksyms, 5);
+	pvprof_symbolizer_complete(s, all);
+	expect(s, true, 0, 0, STEXT + 0x120, "an_alias", "[kernel.kallsyms]", 0x20);
+	send_kernel(all, STEXT + 0x200000, ETEXT + 0x200000, 5);
+	expect(s, true, 0, 0, STEXT + 0x120, NULL, NULL, STEXT + 0x120);
+	pvprof_symbolizer_free(s);
+}
+END_TEST
+
 START_TEST(symbolize_many)
 {
 	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
@@ -364,10 +468,12 @@ static Suite *symbolize_suite(void)
 	Suite *s = suite_create("symbolize");
 
 	PVPROF_ADD_TEST(s, symbolize_kernel_and_modules);
+	PVPROF_ADD_TEST(s, symbolize_lost_ksyms);
 	PVPROF_ADD_TEST(s, symbolize_user_fork_exec);
 	PVPROF_ADD_TEST(s, symbolize_overlapping_mappings);
 	PVPROF_ADD_TEST(s, symbolize_hostile_messages);
 	PVPROF_ADD_TEST(s, symbolize_many);
+	PVPROF_ADD_TEST(s, symbolize_complete_tables);
 	return s;
 }
 

@@ -30,6 +30,7 @@
 #include "core/stream.h"
 #include "host-kvm/tool/recording.h"
 #include "host-kvm/tool/report.h"
+#include "host-kvm/tool/symbolize.h"
 
 static int passed, failed;
 
@@ -947,6 +948,84 @@ static void test_reader(const char *data_path)
 }
 
 /* Writer errors: a full disk must be reported, not ignored. */
+/*
+ * A sample taken before the agent published anything, then the agent's
+ * messages, then the same sample again: the report names both alike.
+ */
+static int write_late_symbols(const char *path)
+{
+	static struct gen g;
+	struct pvprof_data_host host = { .hostname = "late-host", .machine = "x86_64" };
+	struct pvprof_data_vm vm = { .vmm_pid = 4242, .event = PVPROF_EVENT_CPU_CLOCK,
+				     .sample_freq = 1000, .sample_period = 1000000 };
+	struct recording_writer w;
+
+	g.len = 0;
+	g.seq = 0;
+	g.time_ns = 1000ULL * 1000000000ULL;
+	if (recording_writer_open(&w, path) ||
+	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
+	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
+		return -1;
+	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 1));
+	gen_sample(&g, &s_write);
+	gen_process(&g, 100, "writer", true);
+	gen_agent(&g);
+	gen_sample(&g, &s_write);
+	if (recording_write_stream(&w, g.buf, g.len))
+		return -1;
+	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
+}
+
+static void test_late_symbols(const char *dir)
+{
+	static const char name[] = "symbolizer: a sample before the agent's tables";
+	static const char want[] = "writer;main;write_loop;do_syscall_64;ksys_write;vfs_write 2\n";
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	struct pvprof_symbolizer *sym;
+	struct report_resolver res;
+	char path[4096], err[512];
+	struct recording r;
+	struct profile p;
+	char *folded = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/report-test.%d.late.data", dir, (int)getpid());
+	if (write_late_symbols(path) || recording_load(&r, path, err, sizeof(err))) {
+		fail(name, "cannot write or load %s", path);
+		unlink(path);
+		return;
+	}
+	unlink(path);
+	/* Fed in stream order alone, the first sample has no names. */
+	sym = pvprof_symbolizer_new();
+	symbolizer_resolver(sym, &res);
+	if (!sym || profile_build(&p, &r, &none, &res))
+		fail(name, "build failed");
+	else if (p.stats.unsymbolized != 5)
+		fail(name, "stream order alone: %" PRIu64 " frames unsymbolized, expected 5",
+		     p.stats.unsymbolized);
+	else
+		pass("symbolizer: stream order alone leaves the early sample unnamed");
+	profile_free(&p);
+	pvprof_symbolizer_free(sym);
+
+	sym = recording_symbolizer(&r);
+	symbolizer_resolver(sym, &res);
+	if (!sym || profile_build(&p, &r, &none, &res) ||
+	    capture(w_folded, &r, &p, &folded, &len))
+		fail(name, "build failed");
+	else if (p.stats.unsymbolized || strcmp(folded, want))
+		fail(name, "%" PRIu64 " frames unsymbolized, folded:\n%s", p.stats.unsymbolized,
+		     folded);
+	else
+		pass(name);
+	free(folded);
+	profile_free(&p);
+	pvprof_symbolizer_free(sym);
+	recording_free(&r);
+}
+
 static void test_writer_full(void)
 {
 	struct recording_writer w;
@@ -999,6 +1078,7 @@ int main(int argc, char **argv)
 	test_self_total(data_path);
 	test_reader(data_path);
 	test_writer_full();
+	test_late_symbols(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	unlink(data_path);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
