@@ -287,7 +287,6 @@ static int add_symbols(struct pvprof_symbolizer *s, struct symtab *t,
 {
 	struct pvprof_sb_sym_iter it;
 	const char *name;
-
 	size_t added = 0;
 
 	pvprof_sb_sym_iter_init(&it, msg, len);
