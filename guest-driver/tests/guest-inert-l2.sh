@@ -15,6 +15,12 @@ fact() {
 	echo "FACT $*" >> /tmp/facts
 }
 
+# Where the script is, on the console as it goes: an L2 that the emulation
+# resets dies without a word, and these lines say in which step.
+step() {
+	echo "L2-STEP $*"
+}
+
 # The case comes from the L2 command line: "pvprof_case=registered" loads
 # the driver with register_featureless=1 (the host offers no feature yet).
 insmod_args=
@@ -27,6 +33,8 @@ driver_lines() {
 
 dmesg -c > /dev/null
 
+step insmod
+
 # shellcheck disable=SC2086 # no argument or one
 insmod /pvprof_guest.ko $insmod_args
 fact insmod_status $?
@@ -37,6 +45,7 @@ fact debugfs_mode "$(sed -n 's/^mode //p' /sys/kernel/debug/pvprof/status 2>/dev
 fact debugfs_registrations "$(sed -n 's/^registrations //p' /sys/kernel/debug/pvprof/stats 2>/dev/null)"
 fact dev_pvprof "$([ -e /dev/pvprof ] && echo present || echo absent)"
 
+step cpu-hotplug
 # CPU 1 offline and online again: unregistered, then registered anew.
 cpu1_state() {
 	awk '$1 == 1 { print $2 }' /sys/kernel/debug/pvprof/cpus 2>/dev/null
@@ -51,6 +60,7 @@ fact cpu1_online_status "$status"
 fact cpu1_state_online "$(cpu1_state)"
 fact registrations_after_hotplug "$(sed -n 's/^registrations //p' /sys/kernel/debug/pvprof/stats 2>/dev/null)"
 
+step perf
 # perf keeps working with the driver loaded.
 perf stat -e task-clock,cpu-clock,context-switches -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done' \
 	> /tmp/perf-stat.out 2>&1
@@ -67,6 +77,7 @@ nmi_count() {
 	awk '$1 == "NMI:" { print $2 + $3 }' /proc/interrupts
 }
 nmi_before=$(nmi_count)
+step nmi-backtrace
 echo l > /proc/sysrq-trigger
 polls=0
 until [ "$(dmesg | grep -c 'NMI backtrace for cpu [01]')" -ge 2 ] || [ $polls -ge 100 ]; do
@@ -80,6 +91,7 @@ rmmod pvprof_guest
 fact rmmod_status $?
 fact debugfs_gone_after_rmmod "$([ -e /sys/kernel/debug/pvprof ] && echo no || echo yes)"
 
+step reload
 # Reload: every load prints its line again, every unload succeeds.
 reload_failures=0
 for _ in 1 2 3; do
@@ -92,6 +104,7 @@ fact driver_line_count_total "$(driver_lines | wc -l)"
 
 # The NMI path against the local fake host of pvprof_selftest.ko: one
 # notice, then three (two answered stale).
+step selftest
 insmod /pvprof_selftest.ko
 fact selftest_insmod_status $?
 for n in 1 3; do
