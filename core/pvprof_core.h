@@ -37,6 +37,8 @@
 #define pvprof_memcpy(d, s, n)		__builtin_memcpy(d, s, n)
 #define pvprof_memset(d, c, n)		__builtin_memset(d, c, n)
 
+#define PVPROF_NSEC_PER_SEC		1000000000ULL
+
 #define PVPROF_ALIGN8(x)		(((x) + 7U) & ~(__typeof__(x))7U)
 
 /* x86-64 canonical halves: kernel text/stacks above, user space below. */

@@ -25,6 +25,26 @@ static const char * const sb_error_names[PVPROF_SB_ERR_NR] = {
 };
 
 /**
+ * pvprof_sideband_refill() - a VM's sideband budget after some time
+ * @tokens: bytes the VM may still send, at most PVPROF_SIDEBAND_DEFAULT_RATE
+ * @elapsed_ns: nanoseconds since the budget was last refilled
+ *
+ * The budget is a token bucket of one second: PVPROF_SIDEBAND_DEFAULT_RATE
+ * bytes a second, never more than one second's worth.
+ *
+ * Return: the refilled budget.
+ */
+__u64 pvprof_sideband_refill(__u64 tokens, __u64 elapsed_ns)
+{
+	/* Below a second the product stays under 2^48. */
+	if (elapsed_ns >= PVPROF_NSEC_PER_SEC)
+		return PVPROF_SIDEBAND_DEFAULT_RATE;
+	tokens += elapsed_ns * PVPROF_SIDEBAND_DEFAULT_RATE / PVPROF_NSEC_PER_SEC;
+	return tokens < PVPROF_SIDEBAND_DEFAULT_RATE ? tokens :
+	       PVPROF_SIDEBAND_DEFAULT_RATE;
+}
+
+/**
  * pvprof_sideband_range_check() - check the SIDEBAND hypercall's arguments
  * @gpa: guest physical address of the message
  * @len: its length in bytes

@@ -6,7 +6,6 @@
  */
 #define pr_fmt(fmt) "kvm-pvprof: " fmt
 
-#include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
@@ -21,10 +20,8 @@ static bool pvprof_sideband_charge(struct pvprof_vm *pvm, u32 len)
 	bool ok;
 
 	spin_lock(&pvm->sideband_lock);
-	pvm->sideband_tokens += div64_u64((now - pvm->sideband_refill_ns) *
-					  PVPROF_SIDEBAND_DEFAULT_RATE, NSEC_PER_SEC);
-	pvm->sideband_tokens = min_t(u64, pvm->sideband_tokens,
-				     PVPROF_SIDEBAND_DEFAULT_RATE);
+	pvm->sideband_tokens = pvprof_sideband_refill(pvm->sideband_tokens,
+						      now - pvm->sideband_refill_ns);
 	pvm->sideband_refill_ns = now;
 	ok = pvm->sideband_tokens >= len;
 	if (ok)

@@ -24,6 +24,28 @@ START_TEST(sideband_range_rules)
 }
 END_TEST
 
+/* The budget refills by the second and saturates, however long the pause. */
+START_TEST(sideband_budget_refill)
+{
+	const __u64 rate = PVPROF_SIDEBAND_DEFAULT_RATE;
+	const __u64 sec = 1000000000ULL;
+
+	ck_assert_uint_eq(pvprof_sideband_refill(0, 0), 0);
+	ck_assert_uint_eq(pvprof_sideband_refill(0, sec / 4), rate / 4);
+	ck_assert_uint_eq(pvprof_sideband_refill(rate / 2, sec / 4), rate / 2 + rate / 4);
+	ck_assert_uint_eq(pvprof_sideband_refill(rate - 1, sec), rate);
+	ck_assert_uint_eq(pvprof_sideband_refill(0, sec), rate);
+	/*
+	 * 2^46 ns (19.5 hours) times the rate (2^18) is 2^64: a product
+	 * taken first would wrap to 0 and leave a VM idle that long with no
+	 * budget at all.
+	 */
+	ck_assert_uint_eq(pvprof_sideband_refill(0, 1ULL << 46), rate);
+	ck_assert_uint_eq(pvprof_sideband_refill(0, (1ULL << 46) + 1), rate);
+	ck_assert_uint_eq(pvprof_sideband_refill(0, ~0ULL), rate);
+}
+END_TEST
+
 START_TEST(sideband_header_rules)
 {
 	__u8 msg[PVPROF_SIDEBAND_MAX_SIZE + 8] = { 0 };
@@ -334,6 +356,7 @@ Suite *sideband_suite(void)
 	Suite *s = suite_create("sideband");
 
 	PVPROF_ADD_TEST(s, sideband_range_rules);
+	PVPROF_ADD_TEST(s, sideband_budget_refill);
 	PVPROF_ADD_TEST(s, sideband_header_rules);
 	PVPROF_ADD_TEST(s, sideband_fixed_payloads);
 	PVPROF_ADD_TEST(s, sideband_mmap_payload);
