@@ -367,6 +367,19 @@ bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending
 }
 
 /**
+ * pvprof_host_nmis_discarded() - KVM dropped every NMI it held for the vCPU
+ * @r: the vCPU's registration state (registered or not)
+ *
+ * A reset, or a VMM writing the vCPU's NMI state, leaves no NMI for a
+ * delivery to attribute: an NMI still owed would claim the vCPU's next
+ * unrelated NMI as pvprof's.
+ */
+void pvprof_host_nmis_discarded(struct pvprof_host_ring *r)
+{
+	r->nmi_owed = false;
+}
+
+/**
  * pvprof_host_records_ready() - how many record slots to drain now
  * @r: the registration
  * @acct: the vCPU's counters

@@ -132,6 +132,7 @@ enum pvprof_nmi_gate pvprof_host_nmi_gate(struct pvprof_host_ring *r,
 					  __u64 guest_notice_tail,
 					  bool nmi_held, bool nmi_masked);
 bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending);
+void pvprof_host_nmis_discarded(struct pvprof_host_ring *r);
 __u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
 				struct pvprof_vcpu_acct *acct, __u64 guest_record_head);
 __u32 pvprof_host_record_offset(const struct pvprof_host_ring *r);

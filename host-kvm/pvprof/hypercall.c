@@ -224,7 +224,7 @@ long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,
 			  unsigned long a1, unsigned long a2, unsigned long a3)
 {
 	if (pvprof_vm_hidden(vcpu->kvm)) {
-		kvm_pvprof_vcpu_reset(vcpu);
+		pvprof_vcpu_drop_registration(vcpu);
 		return op == PVPROF_OP_PROBE ? -KVM_ENOSYS : -PVPROF_ENOTEXPOSED;
 	}
 

@@ -14,14 +14,20 @@
 
 /*
  * pvprof's private request: a sample is pending or the sampling
- * configuration changed.  Arch bits 32..55 are unused by 6.1's KVM.
+ * configuration changed.  The last arch bit of the 64-bit request word:
+ * upstream numbers arch requests up from 0 (6.1 uses 0..31; 6.12 adds
+ * KVM_REQ_HV_TLB_FLUSH at 32 and 34, later kernels 33 and 35), so a port
+ * to a newer kernel meets a collision last.  KVM_ARCH_REQ() itself fails
+ * the build past the word.
  */
-#define KVM_REQ_PVPROF		KVM_ARCH_REQ(32)
+#define KVM_REQ_PVPROF		KVM_ARCH_REQ(55)
 
 int __init kvm_pvprof_init(void);
 void __exit kvm_pvprof_exit(void);
 
 void kvm_pvprof_vcpu_reset(struct kvm_vcpu *vcpu);
+void kvm_pvprof_vcpu_real_mode(struct kvm_vcpu *vcpu);
+void kvm_pvprof_nmis_discarded(struct kvm_vcpu *vcpu);
 void kvm_pvprof_vcpu_destroy(struct kvm_vcpu *vcpu);
 void kvm_pvprof_vm_destroy(struct kvm *kvm);
 void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu);

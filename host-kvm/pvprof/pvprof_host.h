@@ -23,7 +23,8 @@ struct perf_event;
 /**
  * struct pvprof_vcpu - pvprof state of one vCPU
  * @lock: serialises the vCPU thread and control-plane threads; the vCPU
- *	thread only trylocks it before entries and retries at the next one
+ *	thread only trylocks it before entries and, when it is busy, sets
+ *	@work_deferred and retries after the next exit
  * @pvm: the VM's pvprof object
  * @vcpu: the vCPU
  * @vcpu_id: the id given to KVM_CREATE_VCPU
@@ -40,6 +41,8 @@ struct perf_event;
  * @published: line 1 state/event/period as last written to the buffer
  * @slot: the sample the overflow handler left for the next entry
  * @slot_full: @slot holds a sample (set by the handler, cleared by the vCPU)
+ * @awaits_nmi_window: the NMI gate opened KVM's NMI window
+ * @work_deferred: the vCPU thread found @lock busy before an entry
  * @irq_losses: samples lost in the overflow handler, by PVPROF_LOSS_*
  * @folded_losses: @irq_losses already added to @acct
  * @window_start: jiffies when the per-vCPU rate window began
@@ -75,6 +78,7 @@ struct pvprof_vcpu {
 	struct pvprof_sample slot;
 	int slot_full;
 	bool awaits_nmi_window;
+	bool work_deferred;
 	u64 irq_losses[PVPROF_LOSS_NR];
 	u64 folded_losses[PVPROF_LOSS_NR];
 	unsigned long window_start;
@@ -153,6 +157,7 @@ struct pvprof_vcpu *pvprof_vcpu_find(struct kvm_vcpu *vcpu);
 struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu);
 bool pvprof_vm_hidden(struct kvm *kvm);
 void pvprof_vcpu_drop(struct pvprof_vm *pvm, struct pvprof_vcpu *pv, u32 event);
+void pvprof_vcpu_drop_registration(struct kvm_vcpu *vcpu);
 void pvprof_vm_put(struct pvprof_vm *pvm);
 
 int pvprof_sampling_supported(u32 event);

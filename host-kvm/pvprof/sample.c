@@ -623,11 +623,18 @@ static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
 	if (!pv)
 		return;
 	if (!mutex_trylock(&pv->lock)) {
-		/* A control thread holds it briefly: retry at the next entry. */
-		if (entering)
-			kvm_make_request(KVM_REQ_PVPROF, vcpu);
+		/*
+		 * A control thread holds it (DISABLE, across perf's release
+		 * and reads of guest memory).  Raising the request again here
+		 * would cancel every entry until the lock is free, a livelock
+		 * for a vCPU thread that outranks the holder on its CPU: the
+		 * work waits for the next exit instead.
+		 */
+		WRITE_ONCE(pv->work_deferred, true);
 		return;
 	}
+	if (entering)
+		WRITE_ONCE(pv->work_deferred, false);
 	pvprof_vcpu_work(vcpu, pvm, pv, entering);
 	pvprof_flush_losses(pvm, pv);
 	mutex_unlock(&pv->lock);
@@ -650,8 +657,9 @@ void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held, preemptible
  *
  * A sample waiting in its slot until the guest has read the notices before
- * it, and a gate awaiting the end of the guest's NMI handler
- * (pvprof_notice()), ask again before the next entry.  Once sampling is
+ * it, a gate awaiting the end of the guest's NMI handler (pvprof_notice()),
+ * and work a busy lock deferred (pvprof_vcpu_run()) ask again before the
+ * next entry: once per exit, never from the request itself.  Once sampling is
  * disabled no sample's request comes to drain the answers to the notices
  * still outstanding: they are drained here, on the exit after the guest's
  * NMI handler (its IRET, or the HLT of a vCPU that goes idle, which would
@@ -663,7 +671,8 @@ void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
 
 	if (!pv)
 		return;
-	if (READ_ONCE(pv->slot_full) || READ_ONCE(pv->awaits_nmi_window)) {
+	if (READ_ONCE(pv->slot_full) || READ_ONCE(pv->awaits_nmi_window) ||
+	    READ_ONCE(pv->work_deferred)) {
 		kvm_make_request(KVM_REQ_PVPROF, vcpu);
 		return;
 	}
@@ -778,7 +787,8 @@ void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
 	if (!pvm || !READ_ONCE(pvm->stream))
 		return;
 	pv = pvprof_vcpu_find(vcpu);
-	if (!pv || READ_ONCE(pv->config_gen) != READ_ONCE(pvm->config_gen) ||
+	if (!pv || READ_ONCE(pv->work_deferred) ||
+	    READ_ONCE(pv->config_gen) != READ_ONCE(pvm->config_gen) ||
 	    (READ_ONCE(pvm->enabled) && READ_ONCE(pv->event_owner) != current))
 		kvm_make_request(KVM_REQ_PVPROF, vcpu);
 }

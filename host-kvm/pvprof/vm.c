@@ -130,25 +130,39 @@ bool pvprof_vm_hidden(struct kvm *kvm)
 	return mode == PVPROF_EXPOSE_HIDDEN;
 }
 
+/*
+ * The state in @vcpu's slot, only if it is @vcpu's own.  KVM sets vcpu_idx
+ * only after kvm_arch_vcpu_create() (whose kvm_vcpu_reset() calls pvprof)
+ * and frees a vCPU whose KVM_CREATE_VCPU failed (a duplicate id) with the
+ * index still 0: the slot then holds vCPU 0's state, which no hook of the
+ * new vCPU may touch.
+ */
+static struct pvprof_vcpu *pvprof_vcpu_slot(struct pvprof_vm *pvm,
+					    struct kvm_vcpu *vcpu)
+{
+	/* Pairs with the release in pvprof_vcpu_get_or_create(). */
+	struct pvprof_vcpu *pv = smp_load_acquire(&pvm->vcpus[vcpu->vcpu_idx]);
+
+	return pv && pv->vcpu == vcpu ? pv : NULL;
+}
+
 /**
  * pvprof_vcpu_find() - pvprof state of a vCPU, if it has any
  * @vcpu: the vCPU, held alive by the caller
  *
- * Return: the state or NULL.
+ * Return: the state, or NULL when the vCPU has none (including a vCPU
+ * still being created, whose index is not its own yet).
  */
 struct pvprof_vcpu *pvprof_vcpu_find(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
 
-	if (!pvm)
-		return NULL;
-	/* Pairs with the release in pvprof_vcpu_get_or_create(). */
-	return smp_load_acquire(&pvm->vcpus[vcpu->vcpu_idx]);
+	return pvm ? pvprof_vcpu_slot(pvm, vcpu) : NULL;
 }
 
 /**
  * pvprof_vcpu_get_or_create() - pvprof state of a vCPU, created on first use
- * @vcpu: the vCPU, held alive by the caller
+ * @vcpu: the vCPU, running or in an ioctl (so it has its own index)
  *
  * Return: the state, or NULL when it cannot be allocated.
  */
@@ -171,6 +185,8 @@ struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu)
 			/* Lockless finders see it initialised. */
 			smp_store_release(&pvm->vcpus[vcpu->vcpu_idx], pv);
 		}
+	} else if (WARN_ON_ONCE(pv->vcpu != vcpu)) {
+		pv = NULL;
 	}
 	mutex_unlock(&pvm->lock);
 	return pv;
@@ -197,30 +213,72 @@ void pvprof_vcpu_drop(struct pvprof_vm *pvm, struct pvprof_vcpu *pv, u32 event)
 }
 
 /**
- * kvm_pvprof_vcpu_reset() - a vCPU was reset or INIT, or set to real mode
- * @vcpu: the vCPU
- *
- * Called from kvm_vcpu_reset() and from KVM_SET_SREGS(2) with CR0.PE clear
- * (the spec, section 5.2, explains why both), on the vCPU's thread or
- * during vCPU creation.
+ * pvprof_vcpu_drop_registration() - end a vCPU's registration from outside
+ * @vcpu: the vCPU, on its own thread or with vcpu->mutex held
  */
-void kvm_pvprof_vcpu_reset(struct kvm_vcpu *vcpu)
+void pvprof_vcpu_drop_registration(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
 
 	if (!pv)
 		return;
 	mutex_lock(&pv->lock);
-	pvprof_vcpu_drop(pvprof_vm_find(vcpu->kvm), pv, PVPROF_VCPU_DROPPED);
+	pvprof_vcpu_drop(pv->pvm, pv, PVPROF_VCPU_DROPPED);
 	mutex_unlock(&pv->lock);
 }
 
-static void pvprof_vcpu_free(struct pvprof_vm *pvm, unsigned int idx)
+/**
+ * kvm_pvprof_vcpu_real_mode() - the VMM set the vCPU to real mode
+ * @vcpu: the vCPU, vcpu->mutex held
+ *
+ * Called from KVM_SET_SREGS(2) with CR0.PE clear, the VMM's reset of the
+ * vCPU (spec section 5.2): drops the registration.  KVM keeps the NMIs it
+ * holds, so an NMI pvprof owes stays owed.
+ */
+void kvm_pvprof_vcpu_real_mode(struct kvm_vcpu *vcpu)
 {
-	struct pvprof_vcpu *pv = pvm->vcpus[idx];
+	pvprof_vcpu_drop_registration(vcpu);
+}
+
+/**
+ * kvm_pvprof_nmis_discarded() - KVM no longer holds the NMI pvprof owes
+ * @vcpu: the vCPU, vcpu->mutex held
+ *
+ * Called where KVM discards the vCPU's pending NMIs (reset, or the VMM
+ * writing the pending count with KVM_SET_VCPU_EVENTS, which never holds
+ * pvprof's: KVM_GET_VCPU_EVENTS leaves it out).  An NMI owed but no longer
+ * held would attribute the vCPU's next unrelated NMI to pvprof.
+ */
+void kvm_pvprof_nmis_discarded(struct kvm_vcpu *vcpu)
+{
+	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
 
 	if (!pv)
 		return;
+	mutex_lock(&pv->lock);
+	pvprof_host_nmis_discarded(&pv->ring);
+	pv->awaits_nmi_window = false;
+	mutex_unlock(&pv->lock);
+}
+
+/**
+ * kvm_pvprof_vcpu_reset() - KVM resets the vCPU (creation, INIT, RESET)
+ * @vcpu: the vCPU, on its own thread or being created
+ *
+ * Drops the registration (spec section 5.2) and forgets the NMI pvprof
+ * owed: kvm_vcpu_reset() discards every NMI KVM holds.  A vCPU being
+ * created has no state of its own yet (pvprof_vcpu_find()).
+ */
+void kvm_pvprof_vcpu_reset(struct kvm_vcpu *vcpu)
+{
+	pvprof_vcpu_drop_registration(vcpu);
+	kvm_pvprof_nmis_discarded(vcpu);
+}
+
+static void pvprof_vcpu_free(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
+{
+	unsigned int idx = pv->vcpu->vcpu_idx;
+
 	mutex_lock(&pv->lock);
 	pvprof_vcpu_stop_sampling(pv);
 	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
@@ -236,16 +294,20 @@ static void pvprof_vcpu_free(struct pvprof_vm *pvm, unsigned int idx)
  *
  * KVM frees vCPUs only with their VM (after kvm_pvprof_vm_destroy(), which
  * already released everything) or when KVM_CREATE_VCPU fails, when no
- * other thread can see the vCPU yet.
+ * other thread can see the vCPU yet: then it has no state of its own, and
+ * its index may still be another vCPU's.
  */
 void kvm_pvprof_vcpu_destroy(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
+	struct pvprof_vcpu *pv;
 
 	if (!pvm)
 		return;
 	mutex_lock(&pvm->lock);
-	pvprof_vcpu_free(pvm, vcpu->vcpu_idx);
+	pv = pvprof_vcpu_slot(pvm, vcpu);
+	if (pv)
+		pvprof_vcpu_free(pvm, pv);
 	mutex_unlock(&pvm->lock);
 }
 
@@ -266,7 +328,8 @@ void kvm_pvprof_vm_destroy(struct kvm *kvm)
 		return;
 	mutex_lock(&pvm->lock);
 	for (idx = 0; idx < KVM_MAX_VCPUS; idx++)
-		pvprof_vcpu_free(pvm, idx);
+		if (pvm->vcpus[idx])
+			pvprof_vcpu_free(pvm, pvm->vcpus[idx]);
 	if (pvm->stream)
 		pvprof_stream_finish(pvm->stream);
 	mutex_unlock(&pvm->lock);
