@@ -8,6 +8,7 @@
 #define _PVPROF_HOST_HOOKS_H
 
 #include <linux/init.h>
+#include <linux/jump_label.h>
 #include <linux/kvm_host.h>
 
 #include "abi/pvprof.h"
@@ -30,13 +31,57 @@ void kvm_pvprof_vcpu_real_mode(struct kvm_vcpu *vcpu);
 void kvm_pvprof_nmis_discarded(struct kvm_vcpu *vcpu);
 void kvm_pvprof_vcpu_destroy(struct kvm_vcpu *vcpu);
 void kvm_pvprof_vm_destroy(struct kvm *kvm);
-void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu);
-void kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu);
 void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu);
-void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu);
-void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu);
-bool kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu);
-unsigned int kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu);
+
+/*
+ * The hooks on every KVM_RUN, exit and NMI injection of every VM cost one
+ * patched-out jump while no VM has pvprof state: the key counts the VMs
+ * that have it (vm.c).
+ */
+DECLARE_STATIC_KEY_FALSE(kvm_pvprof_in_use);
+
+void __kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu);
+void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu);
+void __kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu);
+void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu);
+bool __kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu);
+unsigned int __kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu);
+
+static inline void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
+{
+	if (static_branch_unlikely(&kvm_pvprof_in_use))
+		__kvm_pvprof_vcpu_run_enter(vcpu);
+}
+
+static inline void kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
+{
+	if (static_branch_unlikely(&kvm_pvprof_in_use))
+		__kvm_pvprof_vcpu_run_exit(vcpu);
+}
+
+static inline void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
+{
+	if (static_branch_unlikely(&kvm_pvprof_in_use))
+		__kvm_pvprof_vcpu_exited(vcpu);
+}
+
+static inline void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
+{
+	if (static_branch_unlikely(&kvm_pvprof_in_use))
+		__kvm_pvprof_nmi_delivery(vcpu);
+}
+
+static inline bool kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
+{
+	return static_branch_unlikely(&kvm_pvprof_in_use) &&
+	       __kvm_pvprof_irq_waits_for_window(vcpu);
+}
+
+static inline unsigned int kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu)
+{
+	return static_branch_unlikely(&kvm_pvprof_in_use) ?
+	       __kvm_pvprof_nmi_pending_owed(vcpu) : 0;
+}
 long kvm_pvprof_dev_ioctl(unsigned int ioctl, unsigned long arg);
 
 long kvm_pvprof_hypercall(struct kvm_vcpu *vcpu, unsigned long op,

@@ -653,7 +653,7 @@ void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
 }
 
 /**
- * kvm_pvprof_vcpu_exited() - the vCPU left guest mode
+ * __kvm_pvprof_vcpu_exited() - the vCPU left guest mode
  * @vcpu: the vCPU, on its own thread, kvm->srcu held, preemptible
  *
  * A sample waiting in its slot until the guest has read the notices before
@@ -665,7 +665,7 @@ void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
  * NMI handler (its IRET, or the HLT of a vCPU that goes idle, which would
  * otherwise keep them in its buffer until it next returns to user space).
  */
-void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
+void __kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
 
@@ -683,7 +683,7 @@ void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
 }
 
 /**
- * kvm_pvprof_nmi_delivery() - KVM is about to deliver an NMI to the vCPU
+ * __kvm_pvprof_nmi_delivery() - KVM is about to deliver an NMI to the vCPU
  * @vcpu: the vCPU, on its own thread, kvm->srcu held, preemptible; called
  *	where KVM moves a pending NMI into the VMCB/VMCS for the next entry
  *
@@ -692,7 +692,7 @@ void kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
  * nmi_delivered before the entry that delivers it, so the guest's handler
  * can tell this NMI is pvprof's.
  */
-void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
+void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
 	struct pvprof_vcpu *pv;
@@ -718,7 +718,7 @@ void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 }
 
 /**
- * kvm_pvprof_irq_waits_for_window() - may an interrupt wait behind this entry's NMI?
+ * __kvm_pvprof_irq_waits_for_window() - may an interrupt wait behind this entry's NMI?
  * @vcpu: the vCPU, on its own thread, kvm->srcu held; called where KVM
  *	finds an interrupt due that it cannot inject on this entry
  *
@@ -732,7 +732,7 @@ void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
  *
  * Return: true when the interrupt waits for KVM's interrupt window.
  */
-bool kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
+bool __kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
 {
 	/* The entry carries an NMI, not an exception that kept it back. */
 	if (!vcpu->arch.nmi_injected || vcpu->arch.exception.injected ||
@@ -742,7 +742,7 @@ bool kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
 }
 
 /**
- * kvm_pvprof_nmi_pending_owed() - is one of the vCPU's pending NMIs pvprof's?
+ * __kvm_pvprof_nmi_pending_owed() - is one of the vCPU's pending NMIs pvprof's?
  * @vcpu: the vCPU, vcpu->mutex held (KVM_GET_VCPU_EVENTS), after
  *	process_nmi()
  *
@@ -755,7 +755,7 @@ bool kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
  *
  * Return: 1 when pvprof owes an NMI that KVM holds pending, else 0.
  */
-unsigned int kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu)
+unsigned int __kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vcpu *pv;
 	unsigned int owed;
@@ -772,14 +772,14 @@ unsigned int kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu)
 }
 
 /**
- * kvm_pvprof_vcpu_run_enter() - KVM_RUN is about to run the vCPU
+ * __kvm_pvprof_vcpu_run_enter() - KVM_RUN is about to run the vCPU
  * @vcpu: the vCPU, on the thread that will run it
  *
  * Raises KVM_REQ_PVPROF when the vCPU's event does not match the VM's
  * configuration or counts another thread (a vCPU added after ENABLE, or
  * QEMU running a parked vCPU from a new thread).
  */
-void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
+void __kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
 	struct pvprof_vcpu *pv;
@@ -794,13 +794,13 @@ void kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
 }
 
 /**
- * kvm_pvprof_vcpu_run_exit() - KVM_RUN returns to user space
+ * __kvm_pvprof_vcpu_run_exit() - KVM_RUN returns to user space
  * @vcpu: the vCPU, on its own thread, kvm->srcu held
  *
  * Drains what the guest posted since the last entry, so a VMM that stops
  * running the vCPU does not leave records behind.
  */
-void kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
+void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
 {
 	pvprof_vcpu_run(vcpu, false);
 }

@@ -29,6 +29,9 @@ MODULE_PARM_DESC(pvprof_expose,
 static DEFINE_HASHTABLE(pvprof_vms, PVPROF_VM_HASH_BITS);
 static DEFINE_SPINLOCK(pvprof_vms_lock);
 
+/* On while the table holds a VM: enabled before it is added, off after. */
+DEFINE_STATIC_KEY_FALSE(kvm_pvprof_in_use);
+
 /**
  * pvprof_vm_find() - the pvprof object of a VM, if it has one
  * @kvm: the VM
@@ -78,6 +81,8 @@ struct pvprof_vm *pvprof_vm_get_or_create(struct kvm *kvm)
 	pvm->kvm = kvm;
 	pvm->expose = PVPROF_EXPOSE_DEFAULT;
 
+	/* The hooks run before anyone can find the object. */
+	static_branch_inc(&kvm_pvprof_in_use);
 	/* Two threads of one VM may race to create it: keep the first. */
 	spin_lock(&pvprof_vms_lock);
 	old = pvprof_vm_find(kvm);
@@ -85,6 +90,7 @@ struct pvprof_vm *pvprof_vm_get_or_create(struct kvm *kvm)
 		hash_add_rcu(pvprof_vms, &pvm->node, (unsigned long)kvm);
 	spin_unlock(&pvprof_vms_lock);
 	if (old) {
+		static_branch_dec(&kvm_pvprof_in_use);
 		kvfree(pvm);
 		return old;
 	}
@@ -337,5 +343,6 @@ void kvm_pvprof_vm_destroy(struct kvm *kvm)
 	spin_lock(&pvprof_vms_lock);
 	hash_del_rcu(&pvm->node);
 	spin_unlock(&pvprof_vms_lock);
+	static_branch_dec(&kvm_pvprof_in_use);
 	kref_put(&pvm->ref, pvprof_vm_release);
 }
