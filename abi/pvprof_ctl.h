@@ -88,7 +88,7 @@ struct pvprof_vcpu_status {
 	__u32 registered;		/* 0 or 1 */
 	__u64 gpa;			/* buffer gpa when registered */
 	__u32 size;			/* buffer size when registered */
-	__u32 reserved0;
+	__u32 nmis_withheld;		/* pvprof NMIs withheld from a silent guest (saturates) */
 	__u64 samples;			/* overflows attributed to this vCPU's guest code */
 	__u64 notices;			/* notices written */
 	__u64 records;			/* callchain records accepted */
@@ -225,7 +225,7 @@ PVPROF_CHECK_OFFSET(pvprof_vcpu_status, vcpu_id, 0);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, registered, 4);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, gpa, 8);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, size, 16);
-PVPROF_CHECK_OFFSET(pvprof_vcpu_status, reserved0, 20);
+PVPROF_CHECK_OFFSET(pvprof_vcpu_status, nmis_withheld, 20);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, samples, 24);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, notices, 32);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, records, 40);

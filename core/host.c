@@ -287,6 +287,28 @@ bool pvprof_host_sample_waits(const struct pvprof_host_ring *r,
 	return nmi_busy && guest_notice_tail != r->notice_head;
 }
 
+/*
+ * A guest that stops reading notices (a crash kernel without the driver, a
+ * hung driver) would take one unknown NMI per sample.  After
+ * PVPROF_HOST_UNANSWERED_NMIS NMIs in a row with notice_tail unmoved, only
+ * every PVPROF_HOST_NMI_PROBE_EVERY-th one is injected, so that a guest that
+ * recovers is heard; the first notice it reads ends the run.
+ */
+static bool pvprof_host_nmi_withheld(struct pvprof_host_ring *r,
+				     struct pvprof_vcpu_acct *acct,
+				     __u64 guest_notice_tail)
+{
+	if (guest_notice_tail != r->nmi_answer_tail) {
+		r->nmi_unanswered = 0;
+		r->nmi_withheld_run = 0;
+	}
+	if (r->nmi_unanswered < PVPROF_HOST_UNANSWERED_NMIS ||
+	    ++r->nmi_withheld_run % PVPROF_HOST_NMI_PROBE_EVERY == 0)
+		return false;
+	acct->nmis_withheld++;
+	return true;
+}
+
 /**
  * pvprof_host_nmi_gate() - decide how the notices unconsumed reach the guest
  * @r: the registration
@@ -314,7 +336,9 @@ bool pvprof_host_sample_waits(const struct pvprof_host_ring *r,
  * gate runs again there (spec section 10.2, steps 5 and 6).
  *
  * A notice_tail out of bounds asks for nothing; the guest's own samples
- * are what it loses.
+ * are what it loses.  A guest that left PVPROF_HOST_UNANSWERED_NMIS NMIs
+ * in a row unanswered gets only every PVPROF_HOST_NMI_PROBE_EVERY-th one
+ * until it reads a notice (spec section 10.2, step 5).
  *
  * Return: %PVPROF_GATE_INJECT when the caller must inject an NMI (nmi_head
  * is then set to notice_head, and the caller may publish it in line 1);
@@ -335,10 +359,15 @@ enum pvprof_nmi_gate pvprof_host_nmi_gate(struct pvprof_host_ring *r,
 		     guest_notice_tail != r->notice_head;
 	if (nmi_masked)
 		return unconsumed ? PVPROF_GATE_NMI_WINDOW : PVPROF_GATE_CLOSED;
-	r->nmi_owed = unconsumed;
+	r->nmi_owed = false;
 	if (!unconsumed)
 		return PVPROF_GATE_CLOSED;
+	if (pvprof_host_nmi_withheld(r, acct, guest_notice_tail))
+		return PVPROF_GATE_CLOSED;
+	r->nmi_owed = true;
 	r->nmi_head = r->notice_head;
+	r->nmi_answer_tail = guest_notice_tail;
+	r->nmi_unanswered++;
 	acct->nmis++;
 	return PVPROF_GATE_INJECT;
 }

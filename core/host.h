@@ -21,6 +21,8 @@
  * @notices: notices written
  * @callchains: callchain records accepted
  * @nmis: pvprof NMIs injected
+ * @nmis_withheld: pvprof NMIs not injected because the guest had left
+ *	PVPROF_HOST_UNANSWERED_NMIS of them in a row without reading a notice
  * @losses: by PVPROF_LOSS_* reason
  * @rejects: refused records and indices by PVPROF_REJ_* reason (debugging)
  *
@@ -35,9 +37,18 @@ struct pvprof_vcpu_acct {
 	__u64 notices;
 	__u64 callchains;
 	__u64 nmis;
+	__u64 nmis_withheld;
 	__u64 losses[PVPROF_LOSS_NR];
 	__u64 rejects[PVPROF_REJ_NR];
 };
+
+/*
+ * A guest that took this many pvprof NMIs in a row without reading a
+ * notice (a crash kernel without the driver, a hung driver) gets only
+ * every PVPROF_HOST_NMI_PROBE_EVERY-th one after that, until it reads one.
+ */
+#define PVPROF_HOST_UNANSWERED_NMIS	8U
+#define PVPROF_HOST_NMI_PROBE_EVERY	64U
 
 /*
  * Notices the host remembers, for the stream's callchain records; a notice
@@ -72,6 +83,11 @@ struct pvprof_notice_facts {
  *	it yet; outlives the registration, like the NMI itself
  * @nmi_delivered: deliveries attributed to pvprof during this registration
  *	(header nmi_delivered), from 0
+ * @nmi_answer_tail: the guest's notice_tail when the last pvprof NMI was
+ *	injected
+ * @nmi_unanswered: pvprof NMIs injected in a row after which notice_tail
+ *	did not move
+ * @nmi_withheld_run: NMIs withheld since the guest stopped answering
  * @resolved_seq: every notice up to this seq has its outcome counted
  * @lost_before: a sample was lost since the last notice written
  * @history: facts of notice seq s at index s % PVPROF_HOST_HISTORY
@@ -85,6 +101,9 @@ struct pvprof_host_ring {
 	__u64 nmi_head;
 	bool nmi_owed;
 	__u64 nmi_delivered;
+	__u64 nmi_answer_tail;
+	__u32 nmi_unanswered;
+	__u32 nmi_withheld_run;
 	__u64 resolved_seq;
 	bool lost_before;
 	struct pvprof_notice_facts history[PVPROF_HOST_HISTORY];

@@ -208,6 +208,8 @@ static void print_json(const struct vm_session *s, const struct status *st)
 		jw_uint(v->records);
 		jw_name("nmis");
 		jw_uint(v->nmis);
+		jw_name("nmis_withheld");
+		jw_uint(v->nmis_withheld);
 		jw_name("losses");
 		print_losses_json(v->losses);
 		jw_end_object();
@@ -292,6 +294,10 @@ static void print_text(const struct vm_session *s, const struct status *st)
 			printf("  vcpu %u lost: ", st->vcpus[i].vcpu_id);
 			print_nonzero_losses(st->vcpus[i].losses);
 		}
+		for (i = 0; i < st->nr; i++)
+			if (st->vcpus[i].nmis_withheld)
+				printf("  vcpu %u: %u NMIs withheld: the guest stopped reading notices\n",
+				       st->vcpus[i].vcpu_id, st->vcpus[i].nmis_withheld);
 	}
 	printf("\n  losses by reason (VM totals):\n");
 	for (r = 0; r < PVPROF_LOSS_NR; r++)

@@ -213,6 +213,41 @@ START_TEST(host_nmi_window_only_for_a_handler)
 }
 END_TEST
 
+/*
+ * A guest that never reads a notice gets PVPROF_HOST_UNANSWERED_NMIS NMIs,
+ * then one of every PVPROF_HOST_NMI_PROBE_EVERY, until it reads one.
+ */
+START_TEST(host_nmi_gate_withholds_from_silent_guest)
+{
+	unsigned int i, injected = 0;
+
+	setup(8192);
+	ck_assert(sample(0));
+	for (i = 0; i < PVPROF_HOST_UNANSWERED_NMIS; i++) {
+		ck_assert_int_eq(gate(0, false, false), PVPROF_GATE_INJECT);
+		ck_assert(pvprof_host_nmi_delivery(&ring, false));
+	}
+	for (i = 0; i < 10 * PVPROF_HOST_NMI_PROBE_EVERY; i++) {
+		if (gate(0, false, false) != PVPROF_GATE_INJECT)
+			continue;
+		injected++;
+		ck_assert(pvprof_host_nmi_delivery(&ring, false));
+	}
+	ck_assert_uint_eq(injected, 10);
+	ck_assert_uint_eq(acct.nmis, PVPROF_HOST_UNANSWERED_NMIS + 10);
+	ck_assert_uint_eq(acct.nmis_withheld, 10 * (PVPROF_HOST_NMI_PROBE_EVERY - 1));
+	/* Nothing withheld is owed. */
+	ck_assert(!ring.nmi_owed);
+	/* The guest reads the notice: the next one gets its NMI at once. */
+	ck_assert(sample(1));
+	ck_assert_int_eq(gate(1, false, false), PVPROF_GATE_INJECT);
+	ck_assert(pvprof_host_nmi_delivery(&ring, false));
+	ck_assert(sample(2));
+	ck_assert_int_eq(gate(2, false, false), PVPROF_GATE_INJECT);
+	ck_assert_uint_eq(acct.nmis_withheld, 10 * (PVPROF_HOST_NMI_PROBE_EVERY - 1));
+}
+END_TEST
+
 START_TEST(host_nmi_gate_one_owed)
 {
 	setup(8192);
@@ -435,6 +470,7 @@ Suite *host_suite(void)
 	PVPROF_ADD_TEST(s, host_sample_waits_for_unread_notices);
 	PVPROF_ADD_TEST(s, host_nmi_window_only_for_a_handler);
 	PVPROF_ADD_TEST(s, host_nmi_gate_one_owed);
+	PVPROF_ADD_TEST(s, host_nmi_gate_withholds_from_silent_guest);
 	PVPROF_ADD_TEST(s, host_records_bad_index);
 	PVPROF_ADD_TEST(s, host_record_outcomes);
 	PVPROF_ADD_TEST(s, host_rejected_record_resolves_oldest);
