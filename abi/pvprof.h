@@ -213,6 +213,9 @@ struct pvprof_record {
 	__u64 frames[];
 };
 
+/* Successful REGISTERs per second per vCPU the host accepts (token bucket). */
+#define PVPROF_REGISTER_RATE		16U
+
 /* ------------------------------------------------------------------ */
 /* Sideband (guest agent -> host tool): framing and payloads           */
 /* ------------------------------------------------------------------ */

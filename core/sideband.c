@@ -25,23 +25,23 @@ static const char * const sb_error_names[PVPROF_SB_ERR_NR] = {
 };
 
 /**
- * pvprof_sideband_refill() - a VM's sideband budget after some time
- * @tokens: bytes the VM may still send, at most PVPROF_SIDEBAND_DEFAULT_RATE
+ * pvprof_budget_refill() - a token bucket of one second after some time
+ * @tokens: what is left of the budget, at most @rate
  * @elapsed_ns: nanoseconds since the budget was last refilled
+ * @rate: what the budget gains a second, and holds at most
  *
- * The budget is a token bucket of one second: PVPROF_SIDEBAND_DEFAULT_RATE
- * bytes a second, never more than one second's worth.
+ * The host's budgets for what a guest drives (sideband bytes per VM,
+ * registrations per vCPU) are buckets of one second.
  *
  * Return: the refilled budget.
  */
-__u64 pvprof_sideband_refill(__u64 tokens, __u64 elapsed_ns)
+__u64 pvprof_budget_refill(__u64 tokens, __u64 elapsed_ns, __u32 rate)
 {
-	/* Below a second the product stays under 2^48. */
+	/* Below a second the product stays under 2^62. */
 	if (elapsed_ns >= PVPROF_NSEC_PER_SEC)
-		return PVPROF_SIDEBAND_DEFAULT_RATE;
-	tokens += elapsed_ns * PVPROF_SIDEBAND_DEFAULT_RATE / PVPROF_NSEC_PER_SEC;
-	return tokens < PVPROF_SIDEBAND_DEFAULT_RATE ? tokens :
-	       PVPROF_SIDEBAND_DEFAULT_RATE;
+		return rate;
+	tokens += elapsed_ns * rate / PVPROF_NSEC_PER_SEC;
+	return tokens < rate ? tokens : rate;
 }
 
 /**

@@ -85,7 +85,7 @@ struct pvprof_sb_sym_writer {
 	char name[PVPROF_SB_NAME_MAX + 1];
 };
 
-__u64 pvprof_sideband_refill(__u64 tokens, __u64 elapsed_ns);
+__u64 pvprof_budget_refill(__u64 tokens, __u64 elapsed_ns, __u32 rate);
 int pvprof_sideband_range_check(__u64 gpa, __u64 len);
 enum pvprof_sb_error pvprof_sideband_check(const void *msg, __u64 len);
 enum pvprof_sb_error pvprof_sideband_payload_check(const void *msg, __u64 len);

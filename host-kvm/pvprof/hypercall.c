@@ -18,9 +18,11 @@
 #include <linux/nospec.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 
 #include "pvprof_hooks.h"
 #include "pvprof_host.h"
+#include "pvprof-core/sideband.h"
 
 /* The ABI's first six codes are the -KVM_E* values guests already know. */
 static_assert(PVPROF_EPERM == KVM_EPERM);
@@ -92,7 +94,7 @@ static u64 pvprof_new_cookie(u64 previous)
 }
 
 /*
- * REGISTER's checks 4 to 8 and the header writes, for a vCPU that is not
+ * REGISTER's checks 5 to 9 and the header writes, for a vCPU that is not
  * registered.  Runs with kvm->srcu held (every hypercall does), which the
  * memslot lookups need.
  */
@@ -110,7 +112,7 @@ static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv
 	long ret;
 
 	/*
-	 * Checks 4 and 5: the core derives the geometry and rejects the size.
+	 * Checks 5 and 6: the core derives the geometry and rejects the size.
 	 * The ring means nothing until registered is set, so a failed
 	 * REGISTER may leave it half built.
 	 */
@@ -153,6 +155,28 @@ free_hdr:
 	return ret;
 }
 
+/*
+ * Check 4: a registration puts a REGISTERED event in the VM's stream, and
+ * its end an UNREGISTERED or DROPPED one, so a guest that registered in a
+ * loop would fill its VM's stream with them: PVPROF_REGISTER_RATE
+ * successful REGISTERs a second per vCPU, in a bucket of one second.
+ * pv->lock held.
+ */
+static bool pvprof_register_budget(struct pvprof_vcpu *pv)
+{
+	u64 now = ktime_get_ns();
+
+	pv->register_tokens = pvprof_budget_refill(pv->register_tokens,
+						   now - pv->register_refill_ns,
+						   PVPROF_REGISTER_RATE);
+	pv->register_refill_ns = now;
+	if (pv->register_tokens)
+		return true;
+	pr_warn_ratelimited("vCPU %u: REGISTER refused, over %u a second\n",
+			    pv->vcpu_id, PVPROF_REGISTER_RATE);
+	return false;
+}
+
 /* REGISTER: spec section 4.2, checks in the spec's order. */
 static long pvprof_register(struct kvm_vcpu *vcpu, u64 gpa, u64 size, u64 flags)
 {
@@ -170,8 +194,12 @@ static long pvprof_register(struct kvm_vcpu *vcpu, u64 gpa, u64 size, u64 flags)
 	mutex_lock(&pv->lock);
 	if (pv->registered)
 		ret = -PVPROF_EALREADY;
+	else if (!pvprof_register_budget(pv))
+		ret = -PVPROF_ERATELIMIT;
 	else
 		ret = pvprof_register_buffer(vcpu, pv, gpa, size);
+	if (!ret)
+		pv->register_tokens--;
 	mutex_unlock(&pv->lock);
 	return ret;
 }

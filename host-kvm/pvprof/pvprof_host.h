@@ -35,6 +35,8 @@ struct perf_event;
  * @page0: cached translation of its first page, which holds every index
  * @ring: host side of the registration (core/host.h)
  * @acct: counters, kept across registrations
+ * @register_tokens: REGISTERs the vCPU may still make now
+ * @register_refill_ns: when that budget was last refilled
  * @event: this vCPU's perf event, NULL when not sampling
  * @event_owner: the thread @event counts
  * @config_gen: pvm->config_gen when @event was made
@@ -67,6 +69,8 @@ struct pvprof_vcpu {
 	struct gfn_to_hva_cache page0;
 	struct pvprof_host_ring ring;
 	struct pvprof_vcpu_acct acct;
+	u64 register_tokens;
+	u64 register_refill_ns;
 	struct perf_event *event;
 	struct task_struct *event_owner;
 	u64 config_gen;

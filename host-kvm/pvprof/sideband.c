@@ -20,8 +20,9 @@ static bool pvprof_sideband_charge(struct pvprof_vm *pvm, u32 len)
 	bool ok;
 
 	spin_lock(&pvm->sideband_lock);
-	pvm->sideband_tokens = pvprof_sideband_refill(pvm->sideband_tokens,
-						      now - pvm->sideband_refill_ns);
+	pvm->sideband_tokens = pvprof_budget_refill(pvm->sideband_tokens,
+						    now - pvm->sideband_refill_ns,
+						    PVPROF_SIDEBAND_DEFAULT_RATE);
 	pvm->sideband_refill_ns = now;
 	ok = pvm->sideband_tokens >= len;
 	if (ok)

@@ -188,6 +188,8 @@ struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu)
 			pv->pvm = pvm;
 			pv->vcpu = vcpu;
 			pv->vcpu_id = vcpu->vcpu_id;
+			pv->register_tokens = PVPROF_REGISTER_RATE;
+			pv->register_refill_ns = ktime_get_ns();
 			/* Lockless finders see it initialised. */
 			smp_store_release(&pvm->vcpus[vcpu->vcpu_idx], pv);
 		}

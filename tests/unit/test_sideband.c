@@ -24,25 +24,30 @@ START_TEST(sideband_range_rules)
 }
 END_TEST
 
-/* The budget refills by the second and saturates, however long the pause. */
+/* The budgets refill by the second and saturate, however long the pause. */
 START_TEST(sideband_budget_refill)
 {
 	const __u64 rate = PVPROF_SIDEBAND_DEFAULT_RATE;
 	const __u64 sec = 1000000000ULL;
 
-	ck_assert_uint_eq(pvprof_sideband_refill(0, 0), 0);
-	ck_assert_uint_eq(pvprof_sideband_refill(0, sec / 4), rate / 4);
-	ck_assert_uint_eq(pvprof_sideband_refill(rate / 2, sec / 4), rate / 2 + rate / 4);
-	ck_assert_uint_eq(pvprof_sideband_refill(rate - 1, sec), rate);
-	ck_assert_uint_eq(pvprof_sideband_refill(0, sec), rate);
+	ck_assert_uint_eq(pvprof_budget_refill(0, 0, rate), 0);
+	ck_assert_uint_eq(pvprof_budget_refill(0, sec / 4, rate), rate / 4);
+	ck_assert_uint_eq(pvprof_budget_refill(rate / 2, sec / 4, rate), rate / 2 + rate / 4);
+	ck_assert_uint_eq(pvprof_budget_refill(rate - 1, sec, rate), rate);
+	ck_assert_uint_eq(pvprof_budget_refill(0, sec, rate), rate);
 	/*
 	 * 2^46 ns (19.5 hours) times the rate (2^18) is 2^64: a product
 	 * taken first would wrap to 0 and leave a VM idle that long with no
 	 * budget at all.
 	 */
-	ck_assert_uint_eq(pvprof_sideband_refill(0, 1ULL << 46), rate);
-	ck_assert_uint_eq(pvprof_sideband_refill(0, (1ULL << 46) + 1), rate);
-	ck_assert_uint_eq(pvprof_sideband_refill(0, ~0ULL), rate);
+	ck_assert_uint_eq(pvprof_budget_refill(0, 1ULL << 46, rate), rate);
+	ck_assert_uint_eq(pvprof_budget_refill(0, (1ULL << 46) + 1, rate), rate);
+	ck_assert_uint_eq(pvprof_budget_refill(0, ~0ULL, rate), rate);
+	/* The registration budget: whole REGISTERs only. */
+	ck_assert_uint_eq(pvprof_budget_refill(0, sec / 16 - 1, PVPROF_REGISTER_RATE), 0);
+	ck_assert_uint_eq(pvprof_budget_refill(0, sec / 16, PVPROF_REGISTER_RATE), 1);
+	ck_assert_uint_eq(pvprof_budget_refill(3, 2 * sec, PVPROF_REGISTER_RATE),
+			  PVPROF_REGISTER_RATE);
 }
 END_TEST
 
