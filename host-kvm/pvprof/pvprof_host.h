@@ -22,6 +22,7 @@ struct perf_event;
 
 /**
  * struct pvprof_vcpu - pvprof state of one vCPU
+ * @rcu: frees the state after finders that may still compare a hint to it
  * @lock: serialises the vCPU thread and control-plane threads; the vCPU
  *	thread only trylocks it before entries and, when it is busy, sets
  *	@work_deferred and retries after the next exit
@@ -58,6 +59,7 @@ struct perf_event;
  * it never takes @lock and never touches @acct.
  */
 struct pvprof_vcpu {
+	struct rcu_head rcu;
 	struct mutex lock;
 	struct pvprof_vm *pvm;
 	struct kvm_vcpu *vcpu;
@@ -160,6 +162,7 @@ struct pvprof_vm *pvprof_vm_get_or_create(struct kvm *kvm);
 struct pvprof_vcpu *pvprof_vcpu_find(struct kvm_vcpu *vcpu);
 struct pvprof_vcpu *pvprof_vcpu_get_or_create(struct kvm_vcpu *vcpu);
 bool pvprof_vm_hidden(struct kvm *kvm);
+bool pvprof_vm_hides(const struct pvprof_vm *pvm);
 void pvprof_vcpu_drop(struct pvprof_vm *pvm, struct pvprof_vcpu *pv, u32 event);
 void pvprof_vcpu_drop_registration(struct kvm_vcpu *vcpu);
 void pvprof_vm_put(struct pvprof_vm *pvm);

@@ -575,7 +575,7 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 	if (entering)
 		pvprof_sync_event(pvm, pv);
 	pvprof_fold_irq_counts(pv);
-	if (pv->registered && pvprof_vm_hidden(kvm))
+	if (pv->registered && pvprof_vm_hides(pvm))
 		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 	if (!pv->registered) {
 		pv->awaits_nmi_window = false;
@@ -612,16 +612,19 @@ static void pvprof_flush_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 
 static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
 {
-	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
-	struct pvprof_vcpu *pv;
+	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
+	struct pvprof_vm *pvm;
 
-	if (!pvm)
-		return;
-	pv = pvprof_vcpu_find(vcpu);
-	if (!pv && entering && READ_ONCE(pvm->stream))
+	if (!pv) {
+		/* A vCPU without state yet gets it once the VM streams. */
+		pvm = entering ? pvprof_vm_find(vcpu->kvm) : NULL;
+		if (!pvm || !READ_ONCE(pvm->stream))
+			return;
 		pv = pvprof_vcpu_get_or_create(vcpu);
-	if (!pv)
-		return;
+		if (!pv)
+			return;
+	}
+	pvm = pv->pvm;
 	if (!mutex_trylock(&pv->lock)) {
 		/*
 		 * A control thread holds it (DISABLE, across perf's release
@@ -694,15 +697,16 @@ void __kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
  */
 void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 {
-	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
 	struct pvprof_vcpu *pv;
+	struct pvprof_vm *pvm;
 	bool more;
 
-	if (!pvm || is_guest_mode(vcpu))
+	if (is_guest_mode(vcpu))
 		return;
 	pv = pvprof_vcpu_find(vcpu);
 	if (!pv)
 		return;
+	pvm = pv->pvm;
 	more = vcpu->arch.nmi_pending || atomic_read(&vcpu->arch.nmi_queued);
 	/*
 	 * Not a trylock: a delivery the guest cannot see as pvprof's is an
@@ -760,7 +764,7 @@ unsigned int __kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu)
 	struct pvprof_vcpu *pv;
 	unsigned int owed;
 
-	if (!vcpu->arch.nmi_pending || !pvprof_vm_find(vcpu->kvm))
+	if (!vcpu->arch.nmi_pending)
 		return 0;
 	pv = pvprof_vcpu_find(vcpu);
 	if (!pv)
@@ -781,13 +785,20 @@ unsigned int __kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu)
  */
 void __kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
 {
-	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
-	struct pvprof_vcpu *pv;
+	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
+	struct pvprof_vm *pvm;
 
-	if (!pvm || !READ_ONCE(pvm->stream))
+	if (!pv) {
+		/* A vCPU without state yet gets it once the VM streams. */
+		pvm = pvprof_vm_find(vcpu->kvm);
+		if (pvm && READ_ONCE(pvm->stream))
+			kvm_make_request(KVM_REQ_PVPROF, vcpu);
 		return;
-	pv = pvprof_vcpu_find(vcpu);
-	if (!pv || READ_ONCE(pv->work_deferred) ||
+	}
+	pvm = pv->pvm;
+	if (!READ_ONCE(pvm->stream))
+		return;
+	if (READ_ONCE(pv->work_deferred) ||
 	    READ_ONCE(pv->config_gen) != READ_ONCE(pvm->config_gen) ||
 	    (READ_ONCE(pvm->enabled) && READ_ONCE(pv->event_owner) != current))
 		kvm_make_request(KVM_REQ_PVPROF, vcpu);

@@ -37,11 +37,12 @@ DEFINE_STATIC_KEY_FALSE(kvm_pvprof_in_use);
  * @kvm: the VM
  *
  * The caller runs on behalf of the VM (it holds the VM alive), so the
- * object stays valid without a reference.
+ * object stays valid without a reference.  Never inlined: tests count the
+ * hash walks with a kprobe (tests/host/static_key_test.c).
  *
  * Return: the object or NULL.
  */
-struct pvprof_vm *pvprof_vm_find(struct kvm *kvm)
+noinline struct pvprof_vm *pvprof_vm_find(struct kvm *kvm)
 {
 	struct pvprof_vm *pvm;
 
@@ -128,7 +129,17 @@ void pvprof_vm_put(struct pvprof_vm *pvm)
  */
 bool pvprof_vm_hidden(struct kvm *kvm)
 {
-	struct pvprof_vm *pvm = pvprof_vm_find(kvm);
+	return pvprof_vm_hides(pvprof_vm_find(kvm));
+}
+
+/**
+ * pvprof_vm_hides() - is pvprof hidden from the VM of this object
+ * @pvm: the VM's pvprof object, or NULL when it has none
+ *
+ * Return: as pvprof_vm_hidden().
+ */
+bool pvprof_vm_hides(const struct pvprof_vm *pvm)
+{
 	u32 mode = pvm ? READ_ONCE(pvm->expose) : PVPROF_EXPOSE_DEFAULT;
 
 	if (mode == PVPROF_EXPOSE_DEFAULT)
@@ -152,6 +163,15 @@ static struct pvprof_vcpu *pvprof_vcpu_slot(struct pvprof_vm *pvm,
 	return pv && pv->vcpu == vcpu ? pv : NULL;
 }
 
+/*
+ * The vCPU state each CPU found last, so that the hooks on every exit and
+ * KVM_RUN of a VM with pvprof state find it without the table's hash walk.
+ * Only a hint: taken when it is the state of the vCPU asked about, which
+ * stays valid while that vCPU is, and pvprof_vcpu_free() clears every
+ * entry naming a state before freeing it after an RCU grace period.
+ */
+static DEFINE_PER_CPU(struct pvprof_vcpu *, pvprof_vcpu_hint);
+
 /**
  * pvprof_vcpu_find() - pvprof state of a vCPU, if it has any
  * @vcpu: the vCPU, held alive by the caller
@@ -161,9 +181,30 @@ static struct pvprof_vcpu *pvprof_vcpu_slot(struct pvprof_vm *pvm,
  */
 struct pvprof_vcpu *pvprof_vcpu_find(struct kvm_vcpu *vcpu)
 {
-	struct pvprof_vm *pvm = pvprof_vm_find(vcpu->kvm);
+	struct pvprof_vcpu *pv;
+	struct pvprof_vm *pvm;
 
-	return pvm ? pvprof_vcpu_slot(pvm, vcpu) : NULL;
+	rcu_read_lock();
+	pv = this_cpu_read(pvprof_vcpu_hint);
+	if (pv && READ_ONCE(pv->vcpu) == vcpu) {
+		rcu_read_unlock();
+		return pv;
+	}
+	rcu_read_unlock();
+	pvm = pvprof_vm_find(vcpu->kvm);
+	pv = pvm ? pvprof_vcpu_slot(pvm, vcpu) : NULL;
+	if (pv)
+		this_cpu_write(pvprof_vcpu_hint, pv);
+	return pv;
+}
+
+/* No CPU's hint names @pv any more. */
+static void pvprof_vcpu_forget_hints(struct pvprof_vcpu *pv)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		cmpxchg(per_cpu_ptr(&pvprof_vcpu_hint, cpu), pv, NULL);
 }
 
 /**
@@ -293,7 +334,9 @@ static void pvprof_vcpu_free(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 	pvprof_stream_put_losses(pvm, pv);
 	mutex_unlock(&pv->lock);
 	WRITE_ONCE(pvm->vcpus[idx], NULL);
-	kfree(pv);
+	pvprof_vcpu_forget_hints(pv);
+	/* A finder may still compare a hint it read before the line above. */
+	kfree_rcu(pv, rcu);
 }
 
 /**
