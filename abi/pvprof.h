@@ -54,10 +54,12 @@
 #define PVPROF_FEAT_HW_EVENTS		(1U << 1)	/* host PMU events */
 #define PVPROF_FEAT_SIDEBAND		(1U << 2)	/* PVPROF_OP_SIDEBAND */
 #define PVPROF_FEAT_NMI_DELIVERED	(1U << 3)	/* header nmi_delivered */
+#define PVPROF_FEAT_USER_STACK		(1U << 4)	/* header ustack_size, records with a pvprof_ustack */
 #define PVPROF_FEAT_ALL			(PVPROF_FEAT_CPU_CLOCK | \
 					 PVPROF_FEAT_HW_EVENTS | \
 					 PVPROF_FEAT_SIDEBAND | \
-					 PVPROF_FEAT_NMI_DELIVERED)
+					 PVPROF_FEAT_NMI_DELIVERED | \
+					 PVPROF_FEAT_USER_STACK)
 
 /* QUERY returns one of these (or a negative error). */
 #define PVPROF_QUERY_UNREGISTERED	0
@@ -107,6 +109,12 @@
 #define PVPROF_RECORD_SLOT_SIZE		1024U
 #define PVPROF_RECORD_SLOTS(size)	(((size) - PVPROF_RECORD_OFFSET) / \
 					 PVPROF_RECORD_SLOT_SIZE)
+/*
+ * Slots a record of rec_size bytes occupies: consecutive, wrapping at the
+ * ring's end.  Only a record with a pvprof_ustack is larger than one slot.
+ */
+#define PVPROF_RECORD_SPAN(rec_size)	(((rec_size) + PVPROF_RECORD_SLOT_SIZE - 1) / \
+					 PVPROF_RECORD_SLOT_SIZE)
 
 /* Sampling state the host publishes in the header (active). */
 #define PVPROF_STATE_ACTIVE		(1U << 0)
@@ -143,7 +151,8 @@ struct pvprof_buf_header {
 	__u64 record_tail;		/* record slots consumed (release) */
 	__u64 nmi_head;			/* notice_head when the last pvprof NMI was injected */
 	__u64 nmi_delivered;		/* NMI deliveries that are pvprof's */
-	__u8  reserved1[16];
+	__u32 ustack_size;		/* user stack bytes asked per record, 0 = none */
+	__u8  reserved1[12];
 
 	/* line 2: guest-written */
 	__u64 notice_tail;		/* notices consumed (release) */
@@ -189,7 +198,8 @@ struct pvprof_notice {
 #define PVPROF_REC_F_STALE		(1U << 3)	/* notice answered without a stack */
 #define PVPROF_REC_F_KTHREAD		(1U << 4)	/* kernel thread or idle: no user stack */
 #define PVPROF_REC_F_COMPAT		(1U << 5)	/* 32-bit user task */
-#define PVPROF_REC_F_ALL		((1U << 6) - 1)
+#define PVPROF_REC_F_USTACK		(1U << 6)	/* a pvprof_ustack follows the frames */
+#define PVPROF_REC_F_ALL		((1U << 7) - 1)
 
 /**
  * struct pvprof_record - guest to host: the answer to one notice
@@ -213,6 +223,35 @@ struct pvprof_record {
 	__u64 frames[];
 };
 
+/* User registers in a pvprof_ustack, in this order. */
+#define PVPROF_UREG_IP			0
+#define PVPROF_UREG_SP			1
+#define PVPROF_UREG_BP			2
+#define PVPROF_UREG_BX			3
+#define PVPROF_UREG_R12			4
+#define PVPROF_UREG_R13			5
+#define PVPROF_UREG_R14			6
+#define PVPROF_UREG_R15			7
+#define PVPROF_UREG_NR			8
+
+/* Upper bound of ustack_size (bytes; a multiple of 8). */
+#define PVPROF_USTACK_MAX		32768U
+
+/**
+ * struct pvprof_ustack - the user stack snapshot part of a record
+ *
+ * Present when the record has PVPROF_REC_F_USTACK: the user registers that
+ * DWARF call frame information needs and the bytes of the user stack from
+ * regs[PVPROF_UREG_SP] upward, so that the host can unwind code without
+ * frame pointers.  data[size .. round_up(size, 8)) is zero.
+ */
+struct pvprof_ustack {
+	__u64 regs[PVPROF_UREG_NR];	/* user registers at the sample */
+	__u32 size;			/* bytes copied, <= the header's ustack_size */
+	__u32 reserved0;
+	__u8  data[];
+};
+
 /* Successful REGISTERs per second per vCPU the host accepts (token bucket). */
 #define PVPROF_REGISTER_RATE		16U
 
@@ -233,7 +272,8 @@ struct pvprof_record {
 #define PVPROF_SB_ELF_SYMS		6	/* a chunk of an ELF's function symbols */
 #define PVPROF_SB_EXIT			7	/* a process image ended */
 #define PVPROF_SB_AGENT			8	/* the agent's own counters */
-#define PVPROF_SB_TYPE_MAX		PVPROF_SB_AGENT
+#define PVPROF_SB_UNWIND		9	/* a chunk of an ELF's unwind tables */
+#define PVPROF_SB_TYPE_MAX		PVPROF_SB_UNWIND
 
 /**
  * struct pvprof_sideband_hdr - header of every sideband message
@@ -401,6 +441,32 @@ struct pvprof_sb_agent {
 	__u64 lost_bytes;
 };
 
+/* Sections of PVPROF_SB_UNWIND. */
+#define PVPROF_SB_UNWIND_EH_FRAME_HDR	1	/* .eh_frame_hdr */
+#define PVPROF_SB_UNWIND_EH_FRAME	2	/* .eh_frame */
+#define PVPROF_SB_UNWIND_DEBUG_FRAME	3	/* .debug_frame */
+#define PVPROF_SB_UNWIND_SECTION_MAX	PVPROF_SB_UNWIND_DEBUG_FRAME
+#define PVPROF_SB_UNWIND_MAX_SIZE	(16U << 20)	/* bytes of one section */
+
+/**
+ * struct pvprof_sb_unwind - PVPROF_SB_UNWIND: part of an unwind table
+ *
+ * The bytes [offset, offset + hdr.size - 80) of one section of the ELF
+ * with build_id, which the ELF maps at vaddr (0 for .debug_frame).  A
+ * section arrives whole only when all its parts did.
+ */
+struct pvprof_sb_unwind {
+	struct pvprof_sideband_hdr hdr;
+	struct pvprof_sb_build_id build_id;	/* size >= 1 */
+	__u64 vaddr;			/* the section's sh_addr */
+	__u32 section_size;		/* bytes of the whole section, > 0 */
+	__u32 offset;			/* of this part in the section */
+	__u16 section;			/* PVPROF_SB_UNWIND_* */
+	__u16 reserved0;
+	__u32 reserved1;
+	__u8  data[];
+};
+
 /* ------------------------------------------------------------------ */
 /* /dev/pvprof, the guest driver's device for the agent (guest-local)  */
 /* ------------------------------------------------------------------ */
@@ -436,11 +502,16 @@ struct pvprof_dev_exec_gen {
 /* Compile-time layout checks                                          */
 /* ------------------------------------------------------------------ */
 
+#ifdef __cplusplus
+#define PVPROF_STATIC_ASSERT(expr, msg)	static_assert(expr, msg)
+#else
+#define PVPROF_STATIC_ASSERT(expr, msg)	_Static_assert(expr, msg)
+#endif
 #define PVPROF_CHECK_SIZE(type, sz) \
-	_Static_assert(sizeof(struct type) == (sz), #type " size")
+	PVPROF_STATIC_ASSERT(sizeof(struct type) == (sz), #type " size")
 #define PVPROF_CHECK_OFFSET(type, member, off) \
-	_Static_assert(__builtin_offsetof(struct type, member) == (off), \
-		       #type "." #member " offset")
+	PVPROF_STATIC_ASSERT(__builtin_offsetof(struct type, member) == (off), \
+			     #type "." #member " offset")
 
 PVPROF_CHECK_SIZE(pvprof_buf_header, PVPROF_HEADER_SIZE);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, magic, 0);
@@ -457,7 +528,8 @@ PVPROF_CHECK_OFFSET(pvprof_buf_header, notice_head, 80);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, record_tail, 88);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, nmi_head, 96);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, nmi_delivered, 104);
-PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved1, 112);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, ustack_size, 112);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved1, 116);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, notice_tail, 128);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, record_head, 136);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved2, 144);
@@ -492,11 +564,21 @@ PVPROF_CHECK_OFFSET(pvprof_record, nr_kernel, 34);
 PVPROF_CHECK_OFFSET(pvprof_record, nr_user, 36);
 PVPROF_CHECK_OFFSET(pvprof_record, reserved0, 38);
 PVPROF_CHECK_OFFSET(pvprof_record, frames, 40);
-_Static_assert(40 + 8 * PVPROF_MAX_DEPTH <= PVPROF_RECORD_SLOT_SIZE,
+PVPROF_CHECK_SIZE(pvprof_ustack, 72);
+PVPROF_CHECK_OFFSET(pvprof_ustack, regs, 0);
+PVPROF_CHECK_OFFSET(pvprof_ustack, size, 64);
+PVPROF_CHECK_OFFSET(pvprof_ustack, reserved0, 68);
+PVPROF_CHECK_OFFSET(pvprof_ustack, data, 72);
+PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH + 72 + PVPROF_USTACK_MAX <= 0xffff,
+	       "the largest record's size fits pvprof_record.size");
+PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH + 72 + PVPROF_USTACK_MAX <=
+	       PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) * PVPROF_RECORD_SLOT_SIZE,
+	       "the largest record fits the largest ring");
+PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH <= PVPROF_RECORD_SLOT_SIZE,
 	       "a record of maximum depth fits its slot");
-_Static_assert(PVPROF_NOTICE_OFFSET + PVPROF_NOTICE_SLOTS * PVPROF_NOTICE_SIZE ==
+PVPROF_STATIC_ASSERT(PVPROF_NOTICE_OFFSET + PVPROF_NOTICE_SLOTS * PVPROF_NOTICE_SIZE ==
 	       PVPROF_RECORD_OFFSET, "notice ring fills page 0");
-_Static_assert(PVPROF_RECORD_SLOTS(PVPROF_BUF_MIN_SIZE) >= 4,
+PVPROF_STATIC_ASSERT(PVPROF_RECORD_SLOTS(PVPROF_BUF_MIN_SIZE) >= 4,
 	       "smallest buffer holds four records");
 
 PVPROF_CHECK_SIZE(pvprof_sideband_hdr, 16);
@@ -550,7 +632,16 @@ PVPROF_CHECK_SIZE(pvprof_sb_agent, 56);
 PVPROF_CHECK_OFFSET(pvprof_sb_agent, pid, 16);
 PVPROF_CHECK_OFFSET(pvprof_sb_agent, sent_messages, 24);
 PVPROF_CHECK_OFFSET(pvprof_sb_agent, lost_bytes, 48);
-_Static_assert(sizeof(struct pvprof_sb_mmap) + PVPROF_SB_NAME_MAX <=
+PVPROF_CHECK_SIZE(pvprof_sb_unwind, 80);
+PVPROF_CHECK_OFFSET(pvprof_sb_unwind, build_id, 16);
+PVPROF_CHECK_OFFSET(pvprof_sb_unwind, vaddr, 56);
+PVPROF_CHECK_OFFSET(pvprof_sb_unwind, section_size, 64);
+PVPROF_CHECK_OFFSET(pvprof_sb_unwind, offset, 68);
+PVPROF_CHECK_OFFSET(pvprof_sb_unwind, section, 72);
+PVPROF_CHECK_OFFSET(pvprof_sb_unwind, reserved0, 74);
+PVPROF_CHECK_OFFSET(pvprof_sb_unwind, reserved1, 76);
+PVPROF_CHECK_OFFSET(pvprof_sb_unwind, data, 80);
+PVPROF_STATIC_ASSERT(sizeof(struct pvprof_sb_mmap) + PVPROF_SB_NAME_MAX <=
 	       PVPROF_SIDEBAND_MAX_SIZE, "the longest mapping fits one message");
 
 PVPROF_CHECK_SIZE(pvprof_dev_state, 32);

@@ -26,6 +26,7 @@
 
 #define PVPROF_DEFAULT_FREQ		1000	/* Hz */
 #define PVPROF_MAX_FREQ			10000	/* Hz per vCPU */
+#define PVPROF_USTACK_DEFAULT		8192	/* bytes, as perf's --call-graph dwarf */
 #define PVPROF_DEFAULT_VM_RATE		20000	/* samples/s per VM */
 
 /**
@@ -41,7 +42,7 @@ struct pvprof_ctl_enable {
 	__u64 sample_freq;		/* Hz when F_FREQ */
 	__u64 sample_period;		/* ns (cpu-clock) or events, without F_FREQ */
 	__u32 vm_rate_cap;		/* samples/s for the whole VM, 0 = default */
-	__u32 reserved0;
+	__u32 ustack_size;		/* user stack bytes per sample, 0 = none */
 	__u64 reserved1[2];
 };
 
@@ -130,7 +131,7 @@ struct pvprof_ctl_status {
 
 #define PVPROF_STREAM_VERSION		1
 #define PVPROF_STREAM_ALIGN		8
-#define PVPROF_STREAM_MAX_RECORD	8192U
+#define PVPROF_STREAM_MAX_RECORD	40960U
 #define PVPROF_STREAM_MAX_READERS	8	/* stream fds open at once per VM */
 
 #define PVPROF_ST_HELLO			1	/* first record of every stream */
@@ -207,7 +208,7 @@ PVPROF_CHECK_OFFSET(pvprof_ctl_enable, max_depth, 12);
 PVPROF_CHECK_OFFSET(pvprof_ctl_enable, sample_freq, 16);
 PVPROF_CHECK_OFFSET(pvprof_ctl_enable, sample_period, 24);
 PVPROF_CHECK_OFFSET(pvprof_ctl_enable, vm_rate_cap, 32);
-PVPROF_CHECK_OFFSET(pvprof_ctl_enable, reserved0, 36);
+PVPROF_CHECK_OFFSET(pvprof_ctl_enable, ustack_size, 36);
 PVPROF_CHECK_OFFSET(pvprof_ctl_enable, reserved1, 40);
 
 PVPROF_CHECK_SIZE(pvprof_ctl_vm, 16);
@@ -280,9 +281,10 @@ PVPROF_CHECK_OFFSET(pvprof_st_vcpu, gpa, 32);
 PVPROF_CHECK_SIZE(pvprof_st_sideband, 40);
 PVPROF_CHECK_OFFSET(pvprof_st_sideband, sb, 24);
 
-_Static_assert(sizeof(struct pvprof_st_callchain) + 8 * PVPROF_MAX_DEPTH <=
-	       PVPROF_STREAM_MAX_RECORD, "deepest callchain fits a stream record");
-_Static_assert(sizeof(struct pvprof_stream_hdr) + PVPROF_SIDEBAND_MAX_SIZE <=
+PVPROF_STATIC_ASSERT(sizeof(struct pvprof_st_callchain) + 8 * PVPROF_MAX_DEPTH +
+	       sizeof(struct pvprof_ustack) + PVPROF_USTACK_MAX <=
+	       PVPROF_STREAM_MAX_RECORD, "largest callchain fits a stream record");
+PVPROF_STATIC_ASSERT(sizeof(struct pvprof_stream_hdr) + PVPROF_SIDEBAND_MAX_SIZE <=
 	       PVPROF_STREAM_MAX_RECORD, "largest sideband fits a stream record");
 
 #endif /* _PVPROF_ABI_PVPROF_CTL_H */

@@ -37,7 +37,28 @@ int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size)
 		return ret;
 	gb->hdr = base;
 	gb->nmi_seen = 0;
+	gb->ustack = NULL;
+	gb->scratch = NULL;
+	gb->scratch_size = 0;
 	return 0;
+}
+
+/**
+ * pvprof_guest_set_ustack() - take user stack snapshots when asked to
+ * @gb: a handle from pvprof_guest_buf_init()
+ * @ustack: the snapshot function
+ * @scratch: 8-byte aligned memory the NMI handler alone uses
+ * @scratch_size: its size; a record with a snapshot is at most this large
+ *
+ * Only for a host that offered PVPROF_FEAT_USER_STACK; the snapshots are
+ * taken while the header's ustack_size is not 0 (spec section 9.4).
+ */
+void pvprof_guest_set_ustack(struct pvprof_guest_buf *gb, pvprof_ustack_fn ustack,
+			     void *scratch, __u32 scratch_size)
+{
+	gb->ustack = ustack;
+	gb->scratch = scratch;
+	gb->scratch_size = scratch_size & ~7U;
 }
 
 static struct pvprof_record *record_slot(struct pvprof_guest_buf *gb, __u64 index)
@@ -49,6 +70,73 @@ static struct pvprof_record *record_slot(struct pvprof_guest_buf *gb, __u64 inde
 static void bump(__u64 *stat, __u64 n)
 {
 	PVPROF_WRITE_ONCE(*stat, PVPROF_READ_ONCE(*stat) + n);
+}
+
+/*
+ * Bytes of user stack to snapshot in a record of @nr frames that may
+ * take @slots slots: what the host asks for, within the scratch memory
+ * and half the ring (spec section 9.4), 0 for none.
+ */
+static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 nr, __u64 slots)
+{
+	__u64 fixed = pvprof_record_bytes(nr) + sizeof(struct pvprof_ustack);
+	__u64 limit = PVPROF_READ_ONCE(gb->hdr->ustack_size) & ~7U;
+	__u64 half = (__u64)gb->geo.record_slots / 2 * PVPROF_RECORD_SLOT_SIZE;
+
+	if (limit > PVPROF_USTACK_MAX)
+		limit = PVPROF_USTACK_MAX;
+	if (slots * PVPROF_RECORD_SLOT_SIZE < half)
+		half = slots * PVPROF_RECORD_SLOT_SIZE;
+	if (gb->scratch_size < half)
+		half = gb->scratch_size;
+	if (half <= fixed)
+		return 0;
+	return (__u32)(limit < half - fixed ? limit : (half - fixed) & ~7ULL);
+}
+
+/*
+ * Attach a snapshot to the finished record in @gb->scratch, if one fits in
+ * @slots slots.  Return: the record's span in slots.
+ */
+static __u32 attach_ustack(struct pvprof_guest_buf *gb, void *ctx, __u64 slots)
+{
+	struct pvprof_record *rec = gb->scratch;
+	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user;
+	__u32 room = ustack_room(gb, nr, slots);
+	struct pvprof_ustack *us;
+	int got;
+
+	if (!room || !rec->nr_user ||
+	    (rec->flags & (PVPROF_REC_F_KTHREAD | PVPROF_REC_F_COMPAT)))
+		return 1;
+	us = pvprof_record_ustack(rec);
+	pvprof_memset(us, 0, sizeof(*us));
+	got = gb->ustack(ctx, rec, us->regs, us->data, room);
+	if (got < 0 || (__u32)got > room ||
+	    us->regs[PVPROF_UREG_IP] != rec->frames[rec->nr_kernel])
+		return 1;
+	us->size = (__u32)got;
+	pvprof_memset(us->data + got, 0, ((us->size + 7U) & ~7U) - us->size);
+	rec->flags |= PVPROF_REC_F_USTACK;
+	rec->size = (__u16)pvprof_record_ustack_bytes(nr, us->size);
+	return PVPROF_RECORD_SPAN((__u32)rec->size);
+}
+
+/* Copy a record built in scratch memory into its slots, wrapping. */
+static void post_span(struct pvprof_guest_buf *gb, __u64 index,
+		      const struct pvprof_record *rec)
+{
+	__u32 first = (__u32)(index % gb->geo.record_slots);
+	__u32 before_end = (gb->geo.record_slots - first) * PVPROF_RECORD_SLOT_SIZE;
+	__u32 size = rec->size;
+
+	if (size <= before_end) {
+		pvprof_memcpy(record_slot(gb, index), rec, size);
+		return;
+	}
+	pvprof_memcpy(record_slot(gb, index), rec, before_end);
+	pvprof_memcpy(record_slot(gb, 0), (const __u8 *)rec + before_end,
+		      size - before_end);
 }
 
 /**
@@ -80,7 +168,7 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 	struct pvprof_notice newest;
 	struct pvprof_record *rec;
 	__u64 head, tail, count, rhead, rtail, room, answer, i, delivered;
-	__u32 max_frames;
+	__u32 max_frames, span = 1;
 
 	pvprof_memset(res, 0, sizeof(*res));
 	delivered = PVPROF_READ_ONCE(h->nmi_delivered);
@@ -124,12 +212,21 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		max_frames = PVPROF_READ_ONCE(h->max_depth);
 		if (!max_frames || max_frames > PVPROF_MAX_DEPTH)
 			max_frames = PVPROF_MAX_DEPTH;
-		rec = record_slot(gb, rhead + answer - 1);
+		/*
+		 * With snapshots the record is built aside: it may span
+		 * slots past the ring's end, and the stale records before
+		 * it leave it room - (answer - 1) slots.
+		 */
+		rec = gb->ustack ? gb->scratch : record_slot(gb, rhead + answer - 1);
 		pvprof_record_init(rec, newest.seq, 0);
 		capture(ctx, &newest, rec, max_frames);
 		rec->seq = newest.seq;
 		rec->flags &= ~PVPROF_REC_F_STALE;
 		pvprof_record_finish(rec, max_frames);
+		if (gb->ustack) {
+			span = attach_ustack(gb, ctx, room - (answer - 1));
+			post_span(gb, rhead + answer - 1, rec);
+		}
 		res->callchains = 1;
 
 		for (i = 0; i + 1 < answer; i++) {
@@ -142,7 +239,7 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 			stale->time_ns = rec->time_ns;
 			res->stale++;
 		}
-		pvprof_store_release(&h->record_head, rhead + answer);
+		pvprof_store_release(&h->record_head, rhead + answer - 1 + span);
 	}
 	pvprof_store_release(&h->notice_tail, head);
 

@@ -9,16 +9,42 @@
 #include "ring.h"
 
 /**
+ * typedef pvprof_ustack_fn - snapshot the user stack of a captured record
+ * @ctx: the caller's context, as for the capture function
+ * @rec: the finished callchain record, with at least one user frame
+ * @regs: to fill with the user registers, in PVPROF_UREG_* order;
+ *	regs[PVPROF_UREG_IP] must be the record's first user frame
+ * @data: where the stack bytes from regs[PVPROF_UREG_SP] upward go
+ * @max: bytes that fit at @data, a multiple of 8
+ *
+ * Runs in NMI context like the capture function; the copy must never
+ * fault or sleep.
+ *
+ * Return: bytes copied (a short copy is fine), or a negative value when
+ * there is no snapshot to take (the record is then posted without one).
+ */
+typedef int (*pvprof_ustack_fn)(void *ctx, const struct pvprof_record *rec,
+				__u64 *regs, __u8 *data, __u32 max);
+
+/**
  * struct pvprof_guest_buf - the guest's handle on its registered buffer
  * @hdr: the buffer, mapped in the guest
  * @geo: geometry from the size the guest registered
  * @nmi_seen: the host's nmi_delivered as of the last NMI pvprof claimed
  *	(0, like the zeroed buffer, until the first)
+ * @ustack: takes user stack snapshots, NULL when the host did not offer
+ *	PVPROF_FEAT_USER_STACK or the guest does not want them
+ * @scratch: where a record with a snapshot is built before it is copied
+ *	into the slots it spans (they may wrap at the ring's end)
+ * @scratch_size: bytes at @scratch, a multiple of 8
  */
 struct pvprof_guest_buf {
 	struct pvprof_buf_header *hdr;
 	struct pvprof_geometry geo;
 	__u64 nmi_seen;
+	pvprof_ustack_fn ustack;
+	void *scratch;
+	__u32 scratch_size;
 };
 
 /**
@@ -57,6 +83,8 @@ struct pvprof_nmi_result {
 };
 
 int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size);
+void pvprof_guest_set_ustack(struct pvprof_guest_buf *gb, pvprof_ustack_fn ustack,
+			     void *scratch, __u32 scratch_size);
 int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		     void *ctx, struct pvprof_nmi_result *res);
 

@@ -87,6 +87,7 @@ void pvprof_host_header_init(struct pvprof_buf_header *h,
 	h->state = state;
 	h->event = event;
 	h->period = period;
+	h->ustack_size = r->ustack_size;
 	h->notice_head = r->notice_head;
 	h->record_tail = r->record_tail;
 	h->nmi_head = r->nmi_head;
@@ -443,14 +444,54 @@ __u32 pvprof_host_record_offset(const struct pvprof_host_ring *r)
 }
 
 /**
- * pvprof_host_record() - validate and account one drained record slot
+ * pvprof_host_record_span() - how many slots the next record occupies
+ * @r: the registration
+ * @first_slot: host-private copy of the slot at pvprof_host_record_offset()
+ * @ready: slots posted and not drained yet, >= 1
+ *
+ * A record with a user stack snapshot spans several slots (spec section
+ * 9.3, step 2) when the host asked for snapshots and the guest posted
+ * them all; anything else is one slot, which validation then judges by
+ * itself.
+ *
+ * Return: slots the caller copies, starting with @first_slot, 1..@ready.
+ */
+__u32 pvprof_host_record_span(const struct pvprof_host_ring *r,
+			      const void *first_slot, __u32 ready)
+{
+	struct pvprof_record rec;
+	__u32 span;
+
+	pvprof_memcpy(&rec, first_slot, sizeof(rec));
+	if (!(rec.flags & PVPROF_REC_F_USTACK) || !r->ustack_size ||
+	    rec.size <= PVPROF_RECORD_SLOT_SIZE)
+		return 1;
+	span = PVPROF_RECORD_SPAN((__u32)rec.size);
+	return span <= ready ? span : 1;
+}
+
+/**
+ * pvprof_host_record_slot_offset() - byte offset of a later slot to drain
+ * @r: the registration
+ * @k: slots after record_tail
+ *
+ * Return: offset of slot record_tail + @k, wrapping at the ring's end.
+ */
+__u32 pvprof_host_record_slot_offset(const struct pvprof_host_ring *r, __u32 k)
+{
+	return pvprof_record_offset(&r->geo, r->record_tail + k);
+}
+
+/**
+ * pvprof_host_record() - validate and account one drained record
  * @r: the registration
  * @acct: the vCPU's counters
- * @copy: host-private copy of the slot at pvprof_host_record_offset(),
- *	8-byte aligned
- * @len: bytes in @copy
+ * @copy: host-private copy of the slots at pvprof_host_record_offset(),
+ *	as many as pvprof_host_record_span() said, 8-byte aligned
+ * @len: bytes in @copy: PVPROF_RECORD_SLOT_SIZE times the slots, or less
+ *	for a single slot
  *
- * Consumes the slot (record_tail advances; the caller store-releases
+ * Consumes the slots (record_tail advances; the caller store-releases
  * record_tail after the batch).  An accepted record resolves every older
  * unresolved notice as unanswered and its own as callchain or stale.  A
  * rejected one counts its reason and resolves the oldest unresolved notice,
@@ -466,12 +507,13 @@ enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
 	const struct pvprof_record *rec = copy;
 	struct pvprof_record_limits lim = {
 		.max_depth = r->max_depth,
+		.ustack_size = r->ustack_size,
 		.answered_seq = r->resolved_seq,
 		.notice_head = r->notice_head,
 	};
 	enum pvprof_reject reason;
 
-	r->record_tail++;
+	r->record_tail += len > PVPROF_RECORD_SLOT_SIZE ? PVPROF_RECORD_SPAN(len) : 1;
 	reason = pvprof_record_validate(copy, len, &lim);
 	if (reason != PVPROF_REJ_NONE) {
 		acct->rejects[reason]++;

@@ -75,6 +75,8 @@ struct pvprof_notice_facts {
  * struct pvprof_host_ring - host state of one registration
  * @geo: buffer geometry
  * @max_depth: frames per record the host accepts, 1..PVPROF_MAX_DEPTH
+ * @ustack_size: user stack bytes per record asked for, as last published
+ *	in the header (0: records carry no snapshot)
  * @cookie: the registration's cookie, nonzero
  * @notice_head: notices written (seq of the last one)
  * @record_tail: record slots consumed
@@ -95,6 +97,7 @@ struct pvprof_notice_facts {
 struct pvprof_host_ring {
 	struct pvprof_geometry geo;
 	__u32 max_depth;
+	__u32 ustack_size;
 	__u64 cookie;
 	__u64 notice_head;
 	__u64 record_tail;
@@ -155,6 +158,9 @@ void pvprof_host_nmis_discarded(struct pvprof_host_ring *r);
 __u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
 				struct pvprof_vcpu_acct *acct, __u64 guest_record_head);
 __u32 pvprof_host_record_offset(const struct pvprof_host_ring *r);
+__u32 pvprof_host_record_span(const struct pvprof_host_ring *r,
+			      const void *first_slot, __u32 ready);
+__u32 pvprof_host_record_slot_offset(const struct pvprof_host_ring *r, __u32 k);
 enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
 				      struct pvprof_vcpu_acct *acct,
 				      const void *copy, __u32 len);

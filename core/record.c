@@ -24,6 +24,8 @@ static const char * const reject_names[PVPROF_REJ_NR] = {
 	[PVPROF_REJ_KERNEL_FRAME]	= "kernel_frame_range",
 	[PVPROF_REJ_USER_FRAME]		= "user_frame_range",
 	[PVPROF_REJ_BAD_INDEX]		= "bad_record_head",
+	[PVPROF_REJ_USTACK_SIZE]	= "ustack_size",
+	[PVPROF_REJ_USTACK_REGS]	= "ustack_regs",
 };
 
 /**
@@ -35,6 +37,31 @@ static const char * const reject_names[PVPROF_REJ_NR] = {
 __u32 pvprof_record_bytes(__u32 nr_frames)
 {
 	return sizeof(struct pvprof_record) + 8U * nr_frames;
+}
+
+/**
+ * pvprof_record_ustack_bytes() - size of a record with a user stack snapshot
+ * @nr_frames: kernel plus user frames
+ * @ustack_size: bytes of user stack in the snapshot
+ *
+ * Return: the record's size with its pvprof_ustack part, the stack bytes
+ * padded to a multiple of 8 (spec section 9.4).
+ */
+__u32 pvprof_record_ustack_bytes(__u32 nr_frames, __u32 ustack_size)
+{
+	return pvprof_record_bytes(nr_frames) + sizeof(struct pvprof_ustack) +
+	       ((ustack_size + 7U) & ~7U);
+}
+
+/**
+ * pvprof_record_ustack() - where a record's user stack snapshot starts
+ * @rec: a record whose nr_kernel and nr_user are final
+ *
+ * Return: the pvprof_ustack part right after the frames.
+ */
+struct pvprof_ustack *pvprof_record_ustack(struct pvprof_record *rec)
+{
+	return (struct pvprof_ustack *)&rec->frames[rec->nr_kernel + rec->nr_user];
 }
 
 /**
@@ -78,7 +105,8 @@ void pvprof_record_finish(struct pvprof_record *rec, __u32 max_frames)
 		nr_user = max_frames - nr_kernel;
 		rec->flags |= PVPROF_REC_F_TRUNCATED;
 	}
-	rec->flags &= PVPROF_REC_F_ALL;
+	/* A snapshot is attached after the frames are final. */
+	rec->flags &= PVPROF_REC_F_ALL & ~PVPROF_REC_F_USTACK;
 	rec->nr_kernel = (__u16)nr_kernel;
 	rec->nr_user = (__u16)nr_user;
 	rec->reserved0 = 0;
@@ -88,8 +116,9 @@ void pvprof_record_finish(struct pvprof_record *rec, __u32 max_frames)
 static enum pvprof_reject check_context(const struct pvprof_record *rec)
 {
 	if (rec->flags & PVPROF_REC_F_STALE)
-		return rec->nr_kernel || rec->nr_user ? PVPROF_REJ_STALE_FRAMES :
-							PVPROF_REJ_NONE;
+		return rec->nr_kernel || rec->nr_user ||
+		       (rec->flags & PVPROF_REC_F_USTACK) ? PVPROF_REJ_STALE_FRAMES :
+							    PVPROF_REJ_NONE;
 	if (rec->flags & PVPROF_REC_F_USER) {
 		/* The NMI hit user mode: the first user frame is the IP. */
 		if (rec->nr_kernel || !rec->nr_user ||
@@ -105,9 +134,48 @@ static enum pvprof_reject check_context(const struct pvprof_record *rec)
 	return PVPROF_REJ_NONE;
 }
 
+/* Rules 2 and 3 of spec section 9.3, with and without a snapshot. */
+static enum pvprof_reject check_size(const struct pvprof_record *rec, __u32 len)
+{
+	__u32 bytes = pvprof_record_bytes((__u32)rec->nr_kernel + rec->nr_user);
+	struct pvprof_ustack us;
+
+	if (rec->size > len)
+		return PVPROF_REJ_SIZE_LARGE;
+	if (!(rec->flags & PVPROF_REC_F_USTACK))
+		return rec->size > PVPROF_RECORD_SLOT_SIZE ? PVPROF_REJ_SIZE_LARGE :
+		       rec->size != bytes ? PVPROF_REJ_SIZE_MISMATCH : PVPROF_REJ_NONE;
+	if (rec->size < bytes + sizeof(us))
+		return PVPROF_REJ_SIZE_MISMATCH;
+	pvprof_memcpy(&us, (const __u8 *)rec + bytes, sizeof(us));
+	if (us.size > PVPROF_USTACK_MAX ||
+	    rec->size != pvprof_record_ustack_bytes(rec->nr_kernel + rec->nr_user,
+						     us.size))
+		return PVPROF_REJ_SIZE_MISMATCH;
+	return PVPROF_REJ_NONE;
+}
+
+/* Rules 14 and 15: a snapshot asked for, of the chain's own user context. */
+static enum pvprof_reject check_ustack(const struct pvprof_record *rec,
+				       const struct pvprof_record_limits *lim)
+{
+	struct pvprof_ustack us;
+
+	if (!(rec->flags & PVPROF_REC_F_USTACK))
+		return PVPROF_REJ_NONE;
+	pvprof_memcpy(&us, &rec->frames[rec->nr_kernel + rec->nr_user], sizeof(us));
+	if (!lim->ustack_size || us.size > lim->ustack_size || us.reserved0)
+		return PVPROF_REJ_USTACK_SIZE;
+	if (!rec->nr_user || us.regs[PVPROF_UREG_IP] != rec->frames[rec->nr_kernel] ||
+	    us.regs[PVPROF_UREG_SP] >= PVPROF_USER_HALF_END)
+		return PVPROF_REJ_USTACK_REGS;
+	return PVPROF_REJ_NONE;
+}
+
 /**
- * pvprof_record_validate() - check a copied record slot (host side)
- * @copy: host-private copy of the slot, at least 8-byte aligned
+ * pvprof_record_validate() - check a copied record (host side)
+ * @copy: host-private copy of the record's slot, or of all the slots it
+ *	spans, at least 8-byte aligned
  * @len: bytes in @copy (PVPROF_RECORD_SLOT_SIZE when a whole slot)
  * @lim: the host's current limits for this registration
  *
@@ -127,11 +195,10 @@ enum pvprof_reject pvprof_record_validate(const void *copy, __u32 len,
 		return PVPROF_REJ_SHORT_COPY;
 	if (rec->size < sizeof(*rec))
 		return PVPROF_REJ_SIZE_SMALL;
-	if (rec->size > PVPROF_RECORD_SLOT_SIZE || rec->size > len)
-		return PVPROF_REJ_SIZE_LARGE;
+	ctx = check_size(rec, len);
+	if (ctx != PVPROF_REJ_NONE)
+		return ctx;
 	nr = (__u32)rec->nr_kernel + rec->nr_user;
-	if (rec->size != pvprof_record_bytes(nr))
-		return PVPROF_REJ_SIZE_MISMATCH;
 	if (nr > lim->max_depth || nr > PVPROF_MAX_DEPTH)
 		return PVPROF_REJ_TOO_DEEP;
 	if (rec->reserved0)
@@ -151,7 +218,7 @@ enum pvprof_reject pvprof_record_validate(const void *copy, __u32 len,
 	for (; i < nr; i++)
 		if (rec->frames[i] >= PVPROF_USER_HALF_END)
 			return PVPROF_REJ_USER_FRAME;
-	return PVPROF_REJ_NONE;
+	return check_ustack(rec, lim);
 }
 
 /**

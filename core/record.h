@@ -24,6 +24,10 @@
  * @PVPROF_REJ_KERNEL_FRAME: a kernel frame outside the kernel half
  * @PVPROF_REJ_USER_FRAME: a user frame outside the user half
  * @PVPROF_REJ_BAD_INDEX: record_head out of bounds (nothing drained)
+ * @PVPROF_REJ_USTACK_SIZE: a user stack snapshot not asked for, larger than
+ *	asked, or with reserved0 set
+ * @PVPROF_REJ_USTACK_REGS: a snapshot whose registers do not belong to
+ *	the record's user chain
  * @PVPROF_REJ_NR: number of reasons
  */
 enum pvprof_reject {
@@ -42,6 +46,8 @@ enum pvprof_reject {
 	PVPROF_REJ_KERNEL_FRAME,
 	PVPROF_REJ_USER_FRAME,
 	PVPROF_REJ_BAD_INDEX,
+	PVPROF_REJ_USTACK_SIZE,
+	PVPROF_REJ_USTACK_REGS,
 	PVPROF_REJ_NR,
 };
 
@@ -50,14 +56,18 @@ enum pvprof_reject {
  * @max_depth: frames per record, as published in the header
  * @answered_seq: highest seq already resolved (answered or written off)
  * @notice_head: notices written; the highest valid seq
+ * @ustack_size: user stack bytes the host asks for, 0 when none
  */
 struct pvprof_record_limits {
 	__u32 max_depth;
+	__u32 ustack_size;
 	__u64 answered_seq;
 	__u64 notice_head;
 };
 
 __u32 pvprof_record_bytes(__u32 nr_frames);
+__u32 pvprof_record_ustack_bytes(__u32 nr_frames, __u32 ustack_size);
+struct pvprof_ustack *pvprof_record_ustack(struct pvprof_record *rec);
 void pvprof_record_init(struct pvprof_record *rec, __u64 seq, __u32 flags);
 void pvprof_record_finish(struct pvprof_record *rec, __u32 max_frames);
 enum pvprof_reject pvprof_record_validate(const void *copy, __u32 len,

@@ -76,9 +76,17 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
 {
 	struct pvprof_st_callchain r;
 	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user;
-	__u32 size = sizeof(r) + 8U * nr;
+	__u32 rec_size = pvprof_record_bytes(nr);
+	__u32 size;
 
-	if (nr > PVPROF_MAX_DEPTH || cap < size)
+	/* A validated snapshot's size is consistent (core/record.c). */
+	if (rec->flags & PVPROF_REC_F_USTACK) {
+		if (rec->size < rec_size + sizeof(struct pvprof_ustack))
+			return 0;
+		rec_size = rec->size;
+	}
+	size = sizeof(r) - sizeof(r.rec) + rec_size;
+	if (nr > PVPROF_MAX_DEPTH || cap < size || size > PVPROF_STREAM_MAX_RECORD)
 		return 0;
 	pvprof_memset(&r, 0, sizeof(r));
 	put_hdr(&r.hdr, PVPROF_ST_CALLCHAIN, size, vcpu_id, time_ns);
@@ -87,10 +95,10 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
 	r.notice_cpl = facts->cpl;
 	r.event = facts->event;
 	pvprof_memcpy(&r.rec, rec, sizeof(r.rec));
-	r.rec.size = (__u16)(sizeof(r.rec) + 8U * nr);
+	r.rec.size = (__u16)rec_size;
 	r.rec.reserved0 = 0;
 	pvprof_memcpy(buf, &r, sizeof(r));
-	pvprof_memcpy((__u8 *)buf + sizeof(r), rec->frames, 8U * nr);
+	pvprof_memcpy((__u8 *)buf + sizeof(r), rec->frames, rec_size - sizeof(r.rec));
 	return size;
 }
 
@@ -184,15 +192,32 @@ __u32 pvprof_st_put_sideband(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 static enum pvprof_st_status decode_callchain(struct pvprof_st_view *v)
 {
 	const struct pvprof_st_callchain *c = &v->u.callchain;
-	__u32 nr;
+	__u32 nr, frames_end;
 
 	if (v->hdr.size < sizeof(*c))
 		return PVPROF_ST_BAD_SIZE;
 	pvprof_memcpy(&v->u.callchain, v->raw, sizeof(*c));
 	nr = (__u32)c->rec.nr_kernel + c->rec.nr_user;
-	if (nr > PVPROF_MAX_DEPTH || v->hdr.size != sizeof(*c) + 8U * nr ||
-	    c->rec.size != sizeof(c->rec) + 8U * nr)
+	frames_end = sizeof(*c) + 8U * nr;
+	if (nr > PVPROF_MAX_DEPTH || v->hdr.size != sizeof(*c) - sizeof(c->rec) + c->rec.size)
 		return PVPROF_ST_BAD_SIZE;
+	if (c->rec.flags & PVPROF_REC_F_USTACK) {
+		struct pvprof_ustack us;
+
+		if (v->hdr.size < frames_end + sizeof(us))
+			return PVPROF_ST_BAD_SIZE;
+		pvprof_memcpy(&us, v->raw + frames_end, sizeof(us));
+		if (us.size > PVPROF_USTACK_MAX ||
+		    c->rec.size != pvprof_record_ustack_bytes(nr, us.size))
+			return PVPROF_ST_BAD_SIZE;
+		if (us.reserved0)
+			return PVPROF_ST_RESERVED;
+		pvprof_memcpy(v->ustack_regs, us.regs, sizeof(us.regs));
+		v->ustack_size = us.size;
+		v->ustack_data = v->raw + frames_end + sizeof(us);
+	} else if (c->rec.size != sizeof(c->rec) + 8U * nr) {
+		return PVPROF_ST_BAD_SIZE;
+	}
 	if (c->reserved0 || c->reserved1 || c->rec.reserved0)
 		return PVPROF_ST_RESERVED;
 	if (c->rec.flags & ~PVPROF_REC_F_ALL)

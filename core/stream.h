@@ -43,6 +43,11 @@ enum pvprof_st_status {
  * @raw: the record in the decoder's buffer (any alignment), @hdr.size bytes
  * @nr_frames: callchain frames at @raw + sizeof(struct pvprof_st_callchain);
  *	read them with pvprof_st_frame()
+ * @ustack_regs: a callchain's user registers (PVPROF_UREG_*), when
+ *	@ustack_data is set
+ * @ustack_size: bytes at @ustack_data
+ * @ustack_data: the user stack snapshot's bytes inside @raw, NULL when the
+ *	callchain has no snapshot
  * @sb_msg: the sideband message (header included) inside @raw
  * @sb_len: its length, u.sideband.sb.size
  * @u: copy of the fixed part of a known type
@@ -56,6 +61,9 @@ struct pvprof_st_view {
 	struct pvprof_stream_hdr hdr;
 	const __u8 *raw;
 	__u32 nr_frames;
+	__u64 ustack_regs[PVPROF_UREG_NR];
+	__u32 ustack_size;
+	const __u8 *ustack_data;
 	const __u8 *sb_msg;
 	__u32 sb_len;
 	/* Last: pvprof_st_callchain ends in a flexible array. */

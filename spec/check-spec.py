@@ -9,6 +9,8 @@
 3. Every struct of the headers is quoted somewhere.
 4. The document parses as reStructuredText without warnings (docutils is
    required: Debian's python3-docutils).
+5. Each header compiles on its own as C11 and as C++11 without warnings,
+   so user space in either language can include it.
 
 Constant values come from compiling the headers, so derived constants
 (PVPROF_BUF_MIN_SIZE, ioctl numbers) are checked too.  Prints one line per
@@ -137,12 +139,25 @@ def check_rst():
     report(not err.getvalue(), 'pvprof.rst parses', err.getvalue().strip())
 
 
+def check_standalone():
+    for h in HEADERS:
+        for lang, cmd in (('C11', ['cc', '-std=c11', '-x', 'c']),
+                          ('C++11', ['c++', '-std=c++11', '-x', 'c++'])):
+            r = subprocess.run(cmd + ['-Wall', '-Wextra', '-Werror', '-fsyntax-only',
+                                      '-I', ABI, '-'],
+                               input='#include "%s"\n' % h, text=True,
+                               capture_output=True)
+            report(r.returncode == 0, '%s compiles alone as %s' % (h, lang),
+                   r.stderr.strip()[:400])
+
+
 def main():
     hdr = header_text()
     rst = open(SPEC).read()
     check_structs(hdr, rst)
     check_numbers(constant_values(hdr), rst)
     check_rst()
+    check_standalone()
     print('%d passed, %d failed' % (passed, failed))
     if len(sys.argv) == 3 and sys.argv[1] == '--results':
         with open(sys.argv[2], 'w') as f:

@@ -36,8 +36,10 @@ static int pvprof_ctl_vm_get(int vm_fd, struct fd *f, struct kvm **kvm)
 static int pvprof_config_from_enable(const struct pvprof_ctl_enable *en,
 				     struct pvprof_config *cfg)
 {
-	if ((en->flags & ~PVPROF_ENABLE_F_ALL) || en->reserved0 ||
+	if ((en->flags & ~PVPROF_ENABLE_F_ALL) ||
 	    en->reserved1[0] || en->reserved1[1])
+		return -EINVAL;
+	if (en->ustack_size > PVPROF_USTACK_MAX || en->ustack_size % 8)
 		return -EINVAL;
 	if (en->event > PVPROF_EVENT_MAX || en->max_depth > PVPROF_MAX_DEPTH)
 		return -EINVAL;
@@ -45,6 +47,7 @@ static int pvprof_config_from_enable(const struct pvprof_ctl_enable *en,
 	cfg->event = en->event;
 	cfg->max_depth = en->max_depth ?: PVPROF_MAX_DEPTH;
 	cfg->vm_rate_cap = en->vm_rate_cap ?: PVPROF_DEFAULT_VM_RATE;
+	cfg->ustack_size = en->ustack_size;
 	if (en->flags & PVPROF_ENABLE_F_FREQ) {
 		if (en->sample_period || en->sample_freq > PVPROF_MAX_FREQ)
 			return -EINVAL;

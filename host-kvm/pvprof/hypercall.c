@@ -34,11 +34,11 @@ static_assert(PVPROF_ENOSYS == KVM_ENOSYS);
 
 /*
  * Features this host implements: registration, cpu-clock sampling, NMI
- * delivery attribution and SIDEBAND.  Hardware events are not advertised
+ * delivery attribution, SIDEBAND and user stack snapshots.  Hardware events are not advertised
  * until they are tested on a host with a PMU.
  */
 #define PVPROF_HOST_FEATURES	(PVPROF_FEAT_CPU_CLOCK | PVPROF_FEAT_NMI_DELIVERED | \
-				 PVPROF_FEAT_SIDEBAND)
+				 PVPROF_FEAT_SIDEBAND | PVPROF_FEAT_USER_STACK)
 
 static_assert((PVPROF_HOST_FEATURES & ~PVPROF_FEAT_ALL) == 0);
 
@@ -102,11 +102,7 @@ static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv
 				   u64 gpa, u64 size)
 {
 	struct pvprof_vm *pvm = pv->pvm;
-	struct pvprof_published line1 = {
-		.state = READ_ONCE(pvm->enabled) ? PVPROF_STATE_ACTIVE : 0,
-		.event = pvm->config.event,
-		.period = pvm->config.period,
-	};
+	struct pvprof_published line1;
 	struct pvprof_buf_header *hdr;
 	u64 cookie = pvprof_new_cookie(pv->cookie);
 	long ret;
@@ -120,12 +116,25 @@ static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv
 				    cookie);
 	if (ret)
 		return ret;
+	pvprof_published_want(pvm, &line1);
+	pv->ring.ustack_size = line1.ustack_size;
 	if (!PAGE_ALIGNED(gpa) || gpa + size < gpa)
 		return -PVPROF_EINVAL;
 	/* Fails for a gfn outside every memslot or in a read-only one. */
 	if (kvm_gfn_to_hva_cache_init(vcpu->kvm, &pv->buf, gpa, size) ||
 	    kvm_gfn_to_hva_cache_init(vcpu->kvm, &pv->page0, gpa, PAGE_SIZE))
 		return -PVPROF_EFAULT;
+
+	/*
+	 * Records with a user stack snapshot span slots; without room to
+	 * copy them they are rejected, and the rest of sampling still works.
+	 */
+	if (!pv->span_copy) {
+		pv->span_copy = kvmalloc(PVPROF_SPAN_COPY_SIZE + PVPROF_SPAN_STREAM_SIZE,
+					 GFP_KERNEL_ACCOUNT);
+		if (pv->span_copy)
+			pv->span_stream = (u8 *)pv->span_copy + PVPROF_SPAN_COPY_SIZE;
+	}
 
 	hdr = kmalloc(sizeof(*hdr), GFP_KERNEL_ACCOUNT);
 	if (!hdr)

@@ -20,6 +20,16 @@
 
 struct perf_event;
 
+/* The largest record, with a user stack snapshot (spec section 9.4). */
+#define PVPROF_MAX_RECORD_SIZE	(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH + \
+				 sizeof(struct pvprof_ustack) + PVPROF_USTACK_MAX)
+/* A callchain stream record's bytes before its pvprof_record. */
+#define PVPROF_ST_CALLCHAIN_FIXED \
+	(sizeof(struct pvprof_st_callchain) - sizeof(struct pvprof_record))
+#define PVPROF_SPAN_COPY_SIZE	(PVPROF_RECORD_SPAN(PVPROF_MAX_RECORD_SIZE) * \
+				 PVPROF_RECORD_SLOT_SIZE)
+#define PVPROF_SPAN_STREAM_SIZE	(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_MAX_RECORD_SIZE)
+
 /**
  * struct pvprof_vcpu - pvprof state of one vCPU
  * @rcu: frees the state after finders that may still compare a hint to it
@@ -41,7 +51,8 @@ struct perf_event;
  * @event: this vCPU's perf event, NULL when not sampling
  * @event_owner: the thread @event counts
  * @config_gen: pvm->config_gen when @event was made
- * @published: line 1 state/event/period as last written to the buffer
+ * @published: line 1 state/event/period/ustack_size as last written to
+ *	the buffer
  * @slot: the sample the overflow handler left for the next entry
  * @slot_full: @slot holds a sample (set by the handler, cleared by the vCPU)
  * @awaits_nmi_window: the NMI gate opened KVM's NMI window
@@ -52,7 +63,11 @@ struct perf_event;
  * @window_samples: samples taken in that window
  * @loss_flush_at: jiffies after which changed losses are queued again
  * @record_copy: one record slot copied out of the buffer
- * @stream_rec: a callchain stream record being built
+ * @stream_rec: a callchain stream record of one slot being built
+ * @span_copy: the slots of a record with a user stack snapshot, copied out
+ *	of the buffer (PVPROF_SPAN_COPY_SIZE bytes, NULL until registered)
+ * @span_stream: the stream record of such a record being built
+ *	(PVPROF_SPAN_STREAM_SIZE bytes, in the same allocation)
  *
  * The overflow handler writes only @slot, @slot_full, @irq_losses and
  * @window_*:
@@ -80,6 +95,8 @@ struct pvprof_vcpu {
 		u32 state;
 		u32 event;
 		u64 period;
+		u32 ustack_size;
+		u32 unused;
 	} published;
 	struct pvprof_sample slot;
 	int slot_full;
@@ -92,9 +109,11 @@ struct pvprof_vcpu {
 	unsigned long loss_flush_at;
 	bool tail_unpublished;
 	u64 record_copy[PVPROF_RECORD_SLOT_SIZE / 8];
-	u64 stream_rec[(sizeof(struct pvprof_st_callchain) +
-			8 * PVPROF_MAX_DEPTH) / 8];
+	u64 stream_rec[(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_RECORD_SLOT_SIZE) / 8];
+	void *span_copy;
+	void *span_stream;
 };
+
 
 /* The VM's stream and its readers, private to stream.c. */
 struct pvprof_stream;
@@ -106,6 +125,7 @@ struct pvprof_stream;
  * @freq: Hz, 0 when period-based
  * @max_depth: frames per record for new registrations
  * @vm_rate_cap: samples/s for the VM
+ * @ustack_size: user stack bytes asked per record, 0 for none
  */
 struct pvprof_config {
 	u32 event;
@@ -113,6 +133,7 @@ struct pvprof_config {
 	u64 freq;
 	u32 max_depth;
 	u32 vm_rate_cap;
+	u32 ustack_size;
 };
 
 /**
@@ -170,6 +191,7 @@ void pvprof_vm_put(struct pvprof_vm *pvm);
 int pvprof_sampling_supported(u32 event);
 void pvprof_sampling_changed(struct pvprof_vm *pvm);
 void pvprof_vcpu_stop_sampling(struct pvprof_vcpu *pv);
+void pvprof_published_want(const struct pvprof_vm *pvm, struct pvprof_published *want);
 void pvprof_vcpu_unregister(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv);
 
 long pvprof_sideband(struct kvm_vcpu *vcpu, u64 gpa, u64 len);

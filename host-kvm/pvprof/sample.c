@@ -41,6 +41,7 @@ static atomic_t pvprof_host_window_samples = ATOMIC_INIT(0);
 
 /* Offsets of the header fields the host touches after registration. */
 #define OFF_LINE1_STATE		offsetof(struct pvprof_buf_header, state)
+#define OFF_USTACK_SIZE		offsetof(struct pvprof_buf_header, ustack_size)
 #define OFF_NOTICE_HEAD		offsetof(struct pvprof_buf_header, notice_head)
 #define OFF_RECORD_TAIL		offsetof(struct pvprof_buf_header, record_tail)
 #define OFF_NMI_HEAD		offsetof(struct pvprof_buf_header, nmi_head)
@@ -375,6 +376,27 @@ static int pvprof_buf_read(struct kvm *kvm, struct pvprof_vcpu *pv, bool remote,
 }
 
 /*
+ * A record with a user stack snapshot: its first slot is in record_copy,
+ * the @span - 1 slots after it (wrapping at the ring's end) are read once
+ * more, each from guest memory exactly once.
+ */
+static int pvprof_read_span(struct kvm *kvm, struct pvprof_vcpu *pv, bool remote,
+			    u32 span)
+{
+	u8 *dst = pv->span_copy;
+	u32 k;
+
+	memcpy(dst, pv->record_copy, PVPROF_RECORD_SLOT_SIZE);
+	for (k = 1; k < span; k++)
+		if (pvprof_buf_read(kvm, pv, remote,
+				    pvprof_host_record_slot_offset(&pv->ring, k),
+				    dst + k * PVPROF_RECORD_SLOT_SIZE,
+				    PVPROF_RECORD_SLOT_SIZE))
+			return -EFAULT;
+	return 0;
+}
+
+/*
  * Copy each posted record once, validate it, queue it to the stream.  Only
  * the vCPU's thread writes guest memory: a @remote drain leaves publishing
  * record_tail to the vCPU's next entry.
@@ -391,24 +413,34 @@ static int pvprof_drain(struct kvm *kvm, struct pvprof_vm *pvm,
 	/* Pairs with the guest's release of record_head. */
 	smp_rmb();
 	n = pvprof_host_records_ready(&pv->ring, &pv->acct, head);
-	while (n--) {
+	while (n) {
 		const struct pvprof_record *rec = (const void *)pv->record_copy;
 		u32 off = pvprof_host_record_offset(&pv->ring);
-		u32 len;
+		void *out = pv->stream_rec;
+		u32 span = 1, cap = sizeof(pv->stream_rec), len;
 
 		if (pvprof_buf_read(kvm, pv, remote, off, pv->record_copy,
 				    PVPROF_RECORD_SLOT_SIZE))
 			return -EFAULT;
+		if (pv->span_copy)
+			span = pvprof_host_record_span(&pv->ring, pv->record_copy, n);
+		if (span > 1) {
+			if (pvprof_read_span(kvm, pv, remote, span))
+				return -EFAULT;
+			rec = pv->span_copy;
+			out = pv->span_stream;
+			cap = PVPROF_SPAN_STREAM_SIZE;
+		}
+		n -= span;
 		pv->tail_unpublished = true;
-		if (pvprof_host_record(&pv->ring, &pv->acct, pv->record_copy,
-				       PVPROF_RECORD_SLOT_SIZE) != PVPROF_REJ_NONE ||
+		if (pvprof_host_record(&pv->ring, &pv->acct, rec,
+				       span * PVPROF_RECORD_SLOT_SIZE) != PVPROF_REJ_NONE ||
 		    (rec->flags & PVPROF_REC_F_STALE))
 			continue;
-		len = pvprof_st_put_callchain(pv->stream_rec, sizeof(pv->stream_rec),
-					      pv->vcpu_id, ktime_get_ns(),
+		len = pvprof_st_put_callchain(out, cap, pv->vcpu_id, ktime_get_ns(),
 					      pvprof_host_notice_facts(&pv->ring, rec->seq),
 					      rec);
-		if (!st || !len || !pvprof_stream_append(st, pv, pv->stream_rec, len))
+		if (!st || !len || !pvprof_stream_append(st, pv, out, len))
 			pv->acct.losses[PVPROF_LOSS_STREAM_OVERFLOW]++;
 	}
 	if (remote || !pv->tail_unpublished)
@@ -466,22 +498,46 @@ void pvprof_sampling_changed(struct pvprof_vm *pvm)
 	kvm_make_all_cpus_request(pvm->kvm, KVM_REQ_PVPROF);
 }
 
-/* Keep line 1's state, event and period as the configuration says. */
+/**
+ * pvprof_published_want() - line 1's configuration as the VM's says now
+ * @pvm: the VM
+ * @want: filled with state, event, period and ustack_size
+ *
+ * A disabled VM asks for no user stack: records answering its last
+ * notices stay as small as they can.
+ */
+void pvprof_published_want(const struct pvprof_vm *pvm, struct pvprof_published *want)
+{
+	bool enabled = READ_ONCE(pvm->enabled);
+
+	memset(want, 0, sizeof(*want));
+	want->state = enabled ? PVPROF_STATE_ACTIVE : 0;
+	want->event = pvm->config.event;
+	want->period = pvm->config.period;
+	want->ustack_size = enabled ? pvm->config.ustack_size : 0;
+}
+
+/*
+ * Keep line 1's state, event, period and ustack_size as the configuration
+ * says.  The validator follows the ustack_size the guest can see.
+ */
 static int pvprof_publish_state(struct kvm *kvm, struct pvprof_vm *pvm,
 				struct pvprof_vcpu *pv)
 {
-	struct pvprof_published want = {
-		.state = READ_ONCE(pvm->enabled) ? PVPROF_STATE_ACTIVE : 0,
-		.event = pvm->config.event,
-		.period = pvm->config.period,
-	};
+	struct pvprof_published want;
 
+	pvprof_published_want(pvm, &want);
 	if (!memcmp(&want, &pv->published, sizeof(want)))
 		return 0;
 	if (kvm_write_guest_offset_cached(kvm, &pv->buf, &want, OFF_LINE1_STATE,
-					  sizeof(want)))
+					  offsetof(struct pvprof_published, ustack_size)))
+		return -EFAULT;
+	if (want.ustack_size != pv->published.ustack_size &&
+	    kvm_write_guest_offset_cached(kvm, &pv->buf, &want.ustack_size,
+					  OFF_USTACK_SIZE, sizeof(want.ustack_size)))
 		return -EFAULT;
 	pv->published = want;
+	pv->ring.ustack_size = want.ustack_size;
 	return 0;
 }
 

@@ -332,6 +332,9 @@ static void pvprof_vcpu_free(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 	pvprof_vcpu_stop_sampling(pv);
 	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 	pvprof_stream_put_losses(pvm, pv);
+	kvfree(pv->span_copy);
+	pv->span_copy = NULL;
+	pv->span_stream = NULL;
 	mutex_unlock(&pv->lock);
 	WRITE_ONCE(pvm->vcpus[idx], NULL);
 	pvprof_vcpu_forget_hints(pv);

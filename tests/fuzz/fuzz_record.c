@@ -2,8 +2,10 @@
 /*
  * libFuzzer target: the host's validation of a guest-written record slot.
  *
- * Input: 4 bytes of host state (max_depth, answered seq, notices written
- * beyond it), then the bytes the host copied from the slot.  The copy is
+ * Input: 4 bytes of host state (max_depth in the low 7 bits and "asks for
+ * 8192 bytes of user stack" in the top one, answered seq, notices written
+ * beyond it), then the bytes the host copied from the slot or, for a
+ * record with a stack snapshot, from the slots it spans.  The copy is
  * handed over in a buffer of exactly that length, so AddressSanitizer
  * catches any read past it.  Whatever the validator accepts must keep the
  * books balanced and survive a stream round trip unchanged.
@@ -24,17 +26,28 @@ static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof
 	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user, i, len;
 	struct pvprof_st_view v;
 
-	FUZZ_CHECK(rec->size == 40 + 8 * nr && nr <= r->max_depth);
+	if (rec->flags & PVPROF_REC_F_USTACK) {
+		const struct pvprof_ustack *us = (const void *)&rec->frames[nr];
+
+		FUZZ_CHECK(r->ustack_size && us->size <= r->ustack_size);
+		FUZZ_CHECK(rec->size == pvprof_record_ustack_bytes(nr, us->size));
+		FUZZ_CHECK(rec->nr_user && us->regs[PVPROF_UREG_IP] == rec->frames[rec->nr_kernel]);
+	} else {
+		FUZZ_CHECK(rec->size == 40 + 8 * nr);
+	}
+	FUZZ_CHECK(nr <= r->max_depth);
 	FUZZ_CHECK(rec->seq == r->resolved_seq && rec->seq <= r->notice_head);
 	for (i = 0; i < nr; i++)
 		FUZZ_CHECK(i < rec->nr_kernel ? rec->frames[i] >= PVPROF_KERNEL_HALF_START :
 			   rec->frames[i] < PVPROF_USER_HALF_END);
 
 	len = pvprof_st_put_callchain(st, sizeof(st), 1, 2, f, rec);
-	FUZZ_CHECK(len == sizeof(struct pvprof_st_callchain) + 8 * nr);
+	FUZZ_CHECK(len == sizeof(struct pvprof_st_callchain) - sizeof(*rec) + rec->size);
 	FUZZ_CHECK(pvprof_st_decode(st, len, &v) == PVPROF_ST_OK);
 	FUZZ_CHECK(v.nr_frames == nr);
-	FUZZ_CHECK(!memcmp(&v.u.callchain.rec, rec, sizeof(*rec)));
+	FUZZ_CHECK(!memcmp(v.raw + sizeof(struct pvprof_st_callchain) - sizeof(*rec), rec,
+			   rec->size));
+	FUZZ_CHECK(!v.ustack_data == !(rec->flags & PVPROF_REC_F_USTACK));
 	for (i = 0; i < nr; i++)
 		FUZZ_CHECK(pvprof_st_frame(&v, i) == rec->frames[i]);
 }
@@ -48,10 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	__u32 len;
 	void *copy;
 
-	if (size < 4 || size - 4 > PVPROF_RECORD_SLOT_SIZE)
+	if (size < 4 || size - 4 > PVPROF_RECORD_SLOTS(16384) * PVPROF_RECORD_SLOT_SIZE)
 		return 0;
-	if (pvprof_host_ring_init(&r, 16384, data[0], 0xf00d))
+	if (pvprof_host_ring_init(&r, 16384, data[0] & 0x7f, 0xf00d))
 		abort();
+	r.ustack_size = data[0] & 0x80 ? 8192 : 0;
 	answered = data[1] | (__u64)data[2] << 8;
 	head = answered + data[3];
 	r.resolved_seq = answered;
@@ -69,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK((unsigned int)reason < PVPROF_REJ_NR);
 	FUZZ_CHECK(acct.notices == pvprof_acct_notice_outcomes(&acct) +
 		   pvprof_host_outstanding(&r));
-	FUZZ_CHECK(r.resolved_seq <= r.notice_head && r.record_tail == 1);
+	FUZZ_CHECK(r.resolved_seq <= r.notice_head);
+	FUZZ_CHECK(r.record_tail == (len > PVPROF_RECORD_SLOT_SIZE ? PVPROF_RECORD_SPAN(len) : 1));
 	if (reason == PVPROF_REJ_NONE)
 		check_accepted(&r, copy);
 	else

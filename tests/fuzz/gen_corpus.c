@@ -32,7 +32,7 @@ static void write_file(const char *dir, const char *name, const void *buf, size_
 static void record_seed(const char *name, __u8 max_depth, __u16 answered, __u8 ahead,
 			const struct pvprof_record *rec, __u32 len)
 {
-	__u8 buf[4 + PVPROF_RECORD_SLOT_SIZE];
+	static __u8 buf[4 + PVPROF_RECORD_SLOTS(16384) * PVPROF_RECORD_SLOT_SIZE];
 
 	buf[0] = max_depth;
 	buf[1] = answered & 0xff;
@@ -57,6 +57,27 @@ static void fill(struct pvprof_record *rec, __u64 seq, __u32 flags, __u32 nk, __
 	for (; i < nk + nu; i++)
 		rec->frames[i] = 0x0000555555554000ULL + 0x40 * i;
 	pvprof_record_finish(rec, PVPROF_MAX_DEPTH);
+}
+
+/* A syscall's record with 1500 bytes of user stack: two slots. */
+static void ustack_seed(void)
+{
+	static __u64 span[2 * PVPROF_RECORD_SLOT_SIZE / 8];
+	struct pvprof_record *rec = (struct pvprof_record *)span;
+	struct pvprof_ustack *us;
+	__u32 i;
+
+	fill(rec, 11, 0, 2, 2);
+	us = pvprof_record_ustack(rec);
+	us->regs[PVPROF_UREG_IP] = rec->frames[2];
+	us->regs[PVPROF_UREG_SP] = 0x00007ffffffde000ULL;
+	us->size = 1500;
+	for (i = 0; i < us->size; i++)
+		us->data[i] = (__u8)i;
+	rec->flags |= PVPROF_REC_F_USTACK;
+	rec->size = pvprof_record_ustack_bytes(4, us->size);
+	/* Top bit of the first byte: the host asks for 8192 bytes. */
+	record_seed("ustack_two_slots", 0x80, 10, 1, rec, sizeof(span));
 }
 
 static void records(void)
@@ -86,6 +107,7 @@ static void records(void)
 	fill(rec, 11, 0, 2, 0);
 	rec->size += 8;
 	record_seed("size_mismatch", 0, 10, 1, rec, rec->size);
+	ustack_seed();
 }
 
 static void streams(void)

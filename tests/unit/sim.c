@@ -110,9 +110,10 @@ bool sim_host_sample(struct sim_vcpu *v, __u64 ip, __u8 cpl)
 
 __u32 sim_host_drain(struct sim_vcpu *v)
 {
-	__u64 copy[PVPROF_RECORD_SLOT_SIZE / 8];
-	__u8 out[PVPROF_STREAM_MAX_RECORD];
-	__u32 n, i, len;
+	static __u64 copy[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			  PVPROF_RECORD_SLOT_SIZE / 8];
+	static __u8 out[PVPROF_STREAM_MAX_RECORD];
+	__u32 n, i, k, len, span;
 
 	if (!v->registered)
 		return 0;
@@ -123,11 +124,18 @@ __u32 sim_host_drain(struct sim_vcpu *v)
 	}
 	n = pvprof_host_records_ready(&v->ring, &v->acct,
 				      pvprof_load_acquire(&hdr(v)->record_head));
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i += span) {
 		const struct pvprof_record *rec = (const void *)copy;
 
-		host_copy_in(v, copy, pvprof_host_record_offset(&v->ring), sizeof(copy));
-		if (pvprof_host_record(&v->ring, &v->acct, copy, sizeof(copy)) !=
+		host_copy_in(v, copy, pvprof_host_record_offset(&v->ring),
+			     PVPROF_RECORD_SLOT_SIZE);
+		span = pvprof_host_record_span(&v->ring, copy, n - i);
+		for (k = 1; k < span; k++)
+			host_copy_in(v, (__u8 *)copy + k * PVPROF_RECORD_SLOT_SIZE,
+				     pvprof_host_record_slot_offset(&v->ring, k),
+				     PVPROF_RECORD_SLOT_SIZE);
+		if (pvprof_host_record(&v->ring, &v->acct, copy,
+				       span * PVPROF_RECORD_SLOT_SIZE) !=
 		    PVPROF_REJ_NONE || (rec->flags & PVPROF_REC_F_STALE))
 			continue;
 		len = pvprof_st_put_callchain(out, sizeof(out), v->vcpu_id, 0,

@@ -335,6 +335,78 @@ START_TEST(guest_reboot_zeroes_buffer)
 }
 END_TEST
 
+/* A user stack the fake snapshot copies: byte i is (i * 13 + 5). */
+#define FAKE_STACK	3000
+#define FAKE_SP		UADDR(0x8000)
+
+static int fake_ustack(void *ctx, const struct pvprof_record *rec, __u64 *regs,
+		       __u8 *data, __u32 max)
+{
+	__u32 i, n = max < FAKE_STACK ? max : FAKE_STACK;
+
+	(void)ctx;
+	regs[PVPROF_UREG_IP] = rec->frames[rec->nr_kernel];
+	regs[PVPROF_UREG_SP] = FAKE_SP;
+	regs[PVPROF_UREG_BP] = 0xb0;
+	for (i = 0; i < n; i++)
+		data[i] = (__u8)(i * 13 + 5);
+	return (int)n;
+}
+
+/*
+ * Records with snapshots span slots and wrap at the ring's end; the host
+ * copies each once and streams it whole (spec sections 9.3 and 9.4).
+ */
+START_TEST(guest_ustack_spans_wrap_and_stream)
+{
+	static __u64 scratch[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			     PVPROF_RECORD_SLOT_SIZE / 8];
+	struct sim_context uctx = { .user = true, .depth = 4, .time_ns = 9 };
+	struct pvprof_nmi_result res;
+	struct pvprof_st_iter it;
+	struct pvprof_st_view sv;
+	__u32 round, i, snapshots = 0;
+
+	setup(16384);			/* 12 slots; a record takes 4 */
+	v.ring.ustack_size = 4096;	/* what the host published */
+	h()->ustack_size = 4096;
+	pvprof_guest_set_ustack(&v.gb, fake_ustack, scratch, sizeof(scratch));
+	for (round = 0; round < 10; round++) {
+		ck_assert(sim_host_sample(&v, UADDR(0), 3));
+		deliver_pvprof_nmi();
+		ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &uctx, &res), 1);
+		ck_assert_uint_eq(res.callchains, 1);
+		ck_assert_uint_eq(h()->record_head, 4 * (round + 1));
+		ck_assert_uint_eq(sim_host_drain(&v), 4);
+	}
+	ck_assert_uint_eq(v.acct.callchains, 10);
+	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_INVALID], 0);
+	assert_balanced();
+
+	pvprof_st_iter_init(&it, v.stream, v.stream_len);
+	while (pvprof_st_iter_next(&it, &sv) == PVPROF_ST_OK) {
+		if (sv.hdr.type != PVPROF_ST_CALLCHAIN)
+			continue;
+		ck_assert_ptr_nonnull(sv.ustack_data);
+		ck_assert_uint_eq(sv.ustack_size, FAKE_STACK);
+		ck_assert_uint_eq(sv.ustack_regs[PVPROF_UREG_SP], FAKE_SP);
+		ck_assert_uint_eq(sv.ustack_regs[PVPROF_UREG_IP], pvprof_st_frame(&sv, 0));
+		for (i = 0; i < FAKE_STACK; i++)
+			ck_assert_uint_eq(sv.ustack_data[i], (__u8)(i * 13 + 5));
+		snapshots++;
+	}
+	ck_assert_uint_eq(snapshots, 10);
+
+	/* A host that stops asking gets plain one-slot records again. */
+	h()->ustack_size = 0;
+	ck_assert(sim_host_sample(&v, UADDR(0), 3));
+	deliver_pvprof_nmi();
+	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &uctx, &res), 1);
+	ck_assert_uint_eq(h()->record_head, 41);
+	teardown();
+}
+END_TEST
+
 Suite *guest_suite(void)
 {
 	Suite *s = suite_create("guest");
@@ -350,5 +422,6 @@ Suite *guest_suite(void)
 	PVPROF_ADD_TEST(s, guest_nmi_bad_record_tail);
 	PVPROF_ADD_TEST(s, guest_capture_clamped_to_max_depth);
 	PVPROF_ADD_TEST(s, guest_reboot_zeroes_buffer);
+	PVPROF_ADD_TEST(s, guest_ustack_spans_wrap_and_stream);
 	return s;
 }

@@ -36,10 +36,11 @@ static void setup(__u32 max_depth)
 	acct.losses[PVPROF_LOSS_UNANSWERED] = 2;
 }
 
-static void expect(struct test_slot *slot, __u32 len, enum pvprof_reject want)
+static void expect(void *slot, __u32 len, enum pvprof_reject want)
 {
 	struct pvprof_record_limits lim = {
 		.max_depth = ring.max_depth,
+		.ustack_size = ring.ustack_size,
 		.answered_seq = ring.resolved_seq,
 		.notice_head = ring.notice_head,
 	};
@@ -279,6 +280,141 @@ START_TEST(reject_user_frame_range)
 }
 END_TEST
 
+/* Slots enough for the largest record with a snapshot (spec section 9.4). */
+struct test_span {
+	union {
+		struct pvprof_record rec;
+		__u64 words[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			    PVPROF_RECORD_SLOT_SIZE / 8];
+	};
+};
+
+/*
+ * seq 3 answered with 2 kernel and 2 user frames and @stack_bytes of
+ * stack, in a ring of 12 slots that asks for 8192 bytes.
+ */
+static struct pvprof_ustack *ustack_record(struct test_span *t, __u32 stack_bytes)
+{
+	struct pvprof_ustack *us;
+	__u32 i;
+
+	setup(0);
+	ring.ustack_size = 8192;
+	memset(t, 0, sizeof(*t));
+	pvprof_record_init(&t->rec, 3, 0);
+	t->rec.nr_kernel = 2;
+	t->rec.nr_user = 2;
+	t->rec.frames[0] = KADDR(0);
+	t->rec.frames[1] = KADDR(16);
+	t->rec.frames[2] = UADDR(0x100);
+	t->rec.frames[3] = UADDR(0x200);
+	pvprof_record_finish(&t->rec, PVPROF_MAX_DEPTH);
+	us = pvprof_record_ustack(&t->rec);
+	us->regs[PVPROF_UREG_IP] = UADDR(0x100);
+	us->regs[PVPROF_UREG_SP] = UADDR(0x7000);
+	us->size = stack_bytes;
+	for (i = 0; i < stack_bytes; i++)
+		us->data[i] = (__u8)(i * 7 + 1);
+	t->rec.flags |= PVPROF_REC_F_USTACK;
+	t->rec.size = pvprof_record_ustack_bytes(4, stack_bytes);
+	return us;
+}
+
+START_TEST(ustack_spans_slots_and_streams)
+{
+	static struct test_span t;
+	static __u8 st[PVPROF_STREAM_MAX_RECORD];
+	const struct pvprof_notice_facts *facts;
+	struct pvprof_st_view v;
+	__u32 len;
+
+	ustack_record(&t, 8190);	/* padded to 8192: 9 slots */
+	ck_assert_uint_eq(t.rec.size, 40 + 32 + 72 + 8192);
+	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 12), 9);
+	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 8), 1);
+	expect(&t, 9 * PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_NONE);
+	ck_assert_uint_eq(ring.record_tail, 9);
+	ck_assert_uint_eq(acct.callchains, 1);
+
+	facts = pvprof_host_notice_facts(&ring, 3);
+	len = pvprof_st_put_callchain(st, sizeof(st), 0, 1, facts, &t.rec);
+	ck_assert_uint_eq(len, 48 + t.rec.size);
+	ck_assert_int_eq(pvprof_st_decode(st, len, &v), PVPROF_ST_OK);
+	ck_assert_ptr_nonnull(v.ustack_data);
+	ck_assert_uint_eq(v.nr_frames, 4);
+	ck_assert_uint_eq(v.ustack_size, 8190);
+	ck_assert_uint_eq(v.ustack_regs[PVPROF_UREG_SP], UADDR(0x7000));
+	ck_assert_mem_eq(v.ustack_data, pvprof_record_ustack(&t.rec)->data, 8190);
+	/* The stream decoder holds a snapshot to the same sizes. */
+	((struct pvprof_st_callchain *)st)->rec.size -= 8;
+	ck_assert_int_eq(pvprof_st_decode(st, len, &v), PVPROF_ST_BAD_SIZE);
+}
+END_TEST
+
+START_TEST(ustack_not_asked)
+{
+	static struct test_span t;
+
+	ustack_record(&t, 512);
+	ring.ustack_size = 0;
+	/* Not asked: one slot is copied, and the record is larger. */
+	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 12), 1);
+	ustack_record(&t, 2048);
+	ring.ustack_size = 0;
+	expect(&t, PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_SIZE_LARGE);
+	ustack_record(&t, 512);
+	ring.ustack_size = 0;
+	expect(&t, PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_USTACK_SIZE);
+}
+END_TEST
+
+START_TEST(ustack_reject_size)
+{
+	static struct test_span t;
+	struct pvprof_ustack *us;
+
+	ustack_record(&t, 8200);	/* above the 8192 asked */
+	expect(&t, sizeof(t), PVPROF_REJ_USTACK_SIZE);
+	us = ustack_record(&t, 64);
+	us->reserved0 = 1;
+	expect(&t, sizeof(t), PVPROF_REJ_USTACK_SIZE);
+	us = ustack_record(&t, 64);
+	us->size = 72;			/* disagrees with the record's size */
+	expect(&t, sizeof(t), PVPROF_REJ_SIZE_MISMATCH);
+	ustack_record(&t, 64);
+	t.rec.size = 40 + 32 + 8;	/* no room for the part */
+	expect(&t, sizeof(t), PVPROF_REJ_SIZE_MISMATCH);
+	ustack_record(&t, 64);
+	t.rec.flags |= PVPROF_REC_F_STALE;
+	t.rec.nr_kernel = t.rec.nr_user = 0;
+	t.rec.size = pvprof_record_ustack_bytes(0, 64);
+	us = pvprof_record_ustack(&t.rec);
+	memset(us, 0, sizeof(*us));
+	us->size = 64;
+	expect(&t, sizeof(t), PVPROF_REJ_STALE_FRAMES);
+}
+END_TEST
+
+START_TEST(ustack_reject_regs)
+{
+	static struct test_span t;
+	struct pvprof_ustack *us;
+
+	us = ustack_record(&t, 64);
+	us->regs[PVPROF_UREG_IP] = UADDR(0x200);	/* not the chain's first user frame */
+	expect(&t, sizeof(t), PVPROF_REJ_USTACK_REGS);
+	us = ustack_record(&t, 64);
+	us->regs[PVPROF_UREG_SP] = KADDR(0);
+	expect(&t, sizeof(t), PVPROF_REJ_USTACK_REGS);
+	/* A kernel thread's record has no user part to snapshot. */
+	ustack_record(&t, 0);
+	t.rec.nr_user = 0;
+	t.rec.size = pvprof_record_ustack_bytes(2, 0);
+	memset(pvprof_record_ustack(&t.rec), 0, sizeof(struct pvprof_ustack));
+	expect(&t, sizeof(t), PVPROF_REJ_USTACK_REGS);
+}
+END_TEST
+
 START_TEST(reject_names_distinct)
 {
 	unsigned int i, j;
@@ -339,6 +475,10 @@ Suite *record_suite(void)
 	PVPROF_ADD_TEST(s, reject_seq_future);
 	PVPROF_ADD_TEST(s, reject_kernel_frame_range);
 	PVPROF_ADD_TEST(s, reject_user_frame_range);
+	PVPROF_ADD_TEST(s, ustack_spans_slots_and_streams);
+	PVPROF_ADD_TEST(s, ustack_not_asked);
+	PVPROF_ADD_TEST(s, ustack_reject_size);
+	PVPROF_ADD_TEST(s, ustack_reject_regs);
 	PVPROF_ADD_TEST(s, reject_names_distinct);
 	PVPROF_ADD_TEST(s, record_finish_clamps);
 	return s;

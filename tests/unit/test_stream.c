@@ -204,8 +204,10 @@ START_TEST(stream_decode_callchain_inconsistent)
 	c->hdr.size = 80;		/* shorter than the fixed part */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
 	c->hdr.size = n;
-	c->rec.flags = 0x40;
+	c->rec.flags = PVPROF_REC_F_ALL + 1;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_FIELD);
+	c->rec.flags = PVPROF_REC_F_USTACK;	/* no room for a snapshot */
+	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
 	c->rec.flags = 0;
 	c->reserved1 = 1;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_RESERVED);
