@@ -74,6 +74,7 @@ check-unit:
 	$(MAKE) -C tests/unit run
 	$(MAKE) -C tests/fuzz smoke
 	$(MAKE) -C host-kvm/tool check
+	$(MAKE) -C guest-agent check-native
 	$(MAKE) -C guest-driver
 
 check-host: check-nested check-host-suite check-tool-nested check-install

@@ -474,6 +474,30 @@ static enum pvprof_sb_error check_agent(__u64 len)
 	return PVPROF_SB_OK;
 }
 
+static enum pvprof_sb_error check_unwind(const void *msg, __u64 len)
+{
+	struct pvprof_sb_unwind u;
+	__u64 n;
+
+	/* A part without data would let a reader "complete" nothing. */
+	if (len <= sizeof(u))
+		return PVPROF_SB_BAD_LENGTH;
+	pvprof_memcpy(&u, msg, sizeof(u));
+	if (u.reserved0 || u.reserved1)
+		return PVPROF_SB_BAD_RESERVED;
+	if (!u.build_id.size || !build_id_ok(&u.build_id))
+		return PVPROF_SB_BAD_BUILD_ID;
+	n = len - sizeof(u);
+	/* In 64 bits offset + n cannot wrap: both are below 2^32. */
+	if (u.section < PVPROF_SB_UNWIND_EH_FRAME_HDR ||
+	    u.section > PVPROF_SB_UNWIND_SECTION_MAX ||
+	    !u.section_size || u.section_size > PVPROF_SB_UNWIND_MAX_SIZE ||
+	    (__u64)u.offset + n > u.section_size ||
+	    (u.section == PVPROF_SB_UNWIND_DEBUG_FRAME && u.vaddr))
+		return PVPROF_SB_BAD_RANGE;
+	return PVPROF_SB_OK;
+}
+
 /**
  * pvprof_sideband_payload_check() - check a message's framing and payload
  * @msg: private copy of the message
@@ -509,6 +533,8 @@ enum pvprof_sb_error pvprof_sideband_payload_check(const void *msg, __u64 len)
 		return check_exit(msg, len);
 	case PVPROF_SB_AGENT:
 		return check_agent(len);
+	case PVPROF_SB_UNWIND:
+		return check_unwind(msg, len);
 	}
 	return PVPROF_SB_BAD_TYPE;
 }

@@ -21,7 +21,8 @@
  * @PVPROF_SB_BAD_RESERVED: a reserved field or unknown flag is set
  * @PVPROF_SB_BAD_STRING: a string field breaks its padding or length rule
  * @PVPROF_SB_BAD_BUILD_ID: build-id size above the maximum, or dirty tail
- * @PVPROF_SB_BAD_RANGE: an address or range outside its allowed space
+ * @PVPROF_SB_BAD_RANGE: an address, range, size or section number outside
+ *	its allowed space
  * @PVPROF_SB_BAD_SYMBOLS: a symbol chunk does not decode to exactly nr entries
  * @PVPROF_SB_ERR_NR: number of errors
  */

@@ -4,13 +4,13 @@
  *
  * The collector asks for a file's build-id and PT_LOAD layout when it sees
  * a mapping (elf_file_info()), and for its symbols once per build-id and
- * publication (elf_want_symbols()).  The symbols are read by a thread of
- * their own, so that a large library never stalls the collector while
- * perf's rings fill.  The build-id table is shared by both threads: a
- * liburcu lock-free hash table: the collector inserts entries and marks
- * the publication that wants their symbols; the reader, under the RCU read
- * lock, skips a job a newer publication has superseded and records how
- * many symbols it sent.
+ * publication (elf_want_symbols()), and after them its unwind tables
+ * (unwind.c).  Both are read by a thread of their own, so that a large
+ * library never stalls the collector while perf's rings fill.  The
+ * build-id table is shared by both threads: a liburcu lock-free hash
+ * table: the collector inserts entries and marks the publication that
+ * wants their symbols; the reader, under the RCU read lock, skips a job a
+ * newer publication has superseded and records how many symbols it sent.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -273,6 +273,34 @@ static size_t send_symbols(const struct pvprof_sb_build_id *id, int fd)
 	return sent;
 }
 
+/* Queue one unwind part as a bulk message, stamped now. */
+static void unwind_emit(void *ctx, const void *msg, size_t len)
+{
+	const size_t hdr = sizeof(struct pvprof_sideband_hdr);
+	struct sb_msg *m = msg_new(PVPROF_SB_UNWIND, len);
+	size_t *queued = ctx;
+
+	if (!m)
+		return;
+	memcpy(m->data + hdr, (const uint8_t *)msg + hdr, len - hdr);
+	send_wait_bulk_room();
+	send_enqueue(m, true);
+	(*queued)++;
+}
+
+/* Read and queue the unwind sections of one file; returns the parts queued. */
+static size_t send_unwind(const struct pvprof_sb_build_id *id, int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t queued = 0;
+
+	if (!elf)
+		return 0;
+	unwind_messages(elf, id, unwind_emit, &queued);
+	elf_end(elf);
+	return queued;
+}
+
 /* Open the file with this build-id: by path, else through the mapping. */
 static int open_job(const struct job *j)
 {
@@ -350,6 +378,9 @@ static void *elf_thread(void *unused)
 			n = send_symbols(&j->id, fd);
 			job_current(j, true, n);
 			log_debug("%s: %zu function symbols", j->path, n);
+			/* After the symbols: a frame needs its name more than its CFI. */
+			n = send_unwind(&j->id, fd);
+			log_debug("%s: %zu unwind table parts", j->path, n);
 			close(fd);
 		}
 		free(j);

@@ -106,6 +106,12 @@ void elf_want_symbols(const struct pvprof_sb_build_id *id, const char *path,
 void elf_new_publication(void);
 bool elf_busy(void);
 
+/* unwind.c (libelf's Elf) */
+struct Elf;
+size_t unwind_messages(struct Elf *elf, const struct pvprof_sb_build_id *id,
+		       void (*emit)(void *ctx, const void *msg, size_t len),
+		       void *ctx);
+
 /* procs.c */
 int procs_open_perf(void);
 void procs_close_perf(void);

@@ -356,6 +356,186 @@ START_TEST(sideband_uleb128)
 }
 END_TEST
 
+/*
+ * UNWIND: a valid part of @n data bytes at the end of a 10000-byte
+ * .eh_frame; each test below breaks one rule of it.
+ */
+static __u32 unwind_msg(__u8 *buf, __u32 n)
+{
+	struct pvprof_sb_unwind *u = (void *)buf;
+	__u32 i;
+
+	memset(buf, 0, PVPROF_SIDEBAND_MAX_SIZE);
+	sb_hdr(u, PVPROF_SB_UNWIND, sizeof(*u) + n);
+	u->build_id.size = 20;
+	memset(u->build_id.bytes, 0xab, 20);
+	u->vaddr = 0x2040;
+	u->section_size = 10000;
+	u->offset = 10000 - n;
+	u->section = PVPROF_SB_UNWIND_EH_FRAME;
+	for (i = 0; i < n; i++)
+		u->data[i] = (__u8)i;
+	return sizeof(*u) + n;
+}
+
+#define UNWIND_CHECK(buf, len) pvprof_sideband_payload_check(buf, len)
+
+START_TEST(sideband_unwind_accepted)
+{
+	__u8 buf[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_unwind *u = (void *)buf;
+	__u32 len;
+
+	len = unwind_msg(buf, 1);
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+	len = unwind_msg(buf, PVPROF_SIDEBAND_MAX_SIZE - sizeof(*u));
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+	/* The whole section in one part, the largest section, every section. */
+	u->offset = 0;
+	u->section_size = len - sizeof(*u);
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+	u->section_size = PVPROF_SB_UNWIND_MAX_SIZE;
+	u->offset = PVPROF_SB_UNWIND_MAX_SIZE - (len - sizeof(*u));
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+	u->section = PVPROF_SB_UNWIND_EH_FRAME_HDR;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+	u->section = PVPROF_SB_UNWIND_DEBUG_FRAME;
+	u->vaddr = 0;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+	u->build_id.size = PVPROF_SB_BUILD_ID_MAX;
+	memset(u->build_id.bytes, 0xcd, PVPROF_SB_BUILD_ID_MAX);
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+}
+END_TEST
+
+/* Size 80 + n with n >= 1. */
+START_TEST(sideband_unwind_length)
+{
+	__u8 buf[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_unwind *u = (void *)buf;
+
+	unwind_msg(buf, 1);
+	u->hdr.size = sizeof(*u);
+	ck_assert_int_eq(UNWIND_CHECK(buf, sizeof(*u)), PVPROF_SB_BAD_LENGTH);
+	u->hdr.size = sizeof(*u) - 1;
+	ck_assert_int_eq(UNWIND_CHECK(buf, sizeof(*u) - 1), PVPROF_SB_BAD_LENGTH);
+	u->hdr.size = 16;
+	ck_assert_int_eq(UNWIND_CHECK(buf, 16), PVPROF_SB_BAD_LENGTH);
+}
+END_TEST
+
+/* A non-empty, clean build-id. */
+START_TEST(sideband_unwind_build_id)
+{
+	__u8 buf[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_unwind *u = (void *)buf;
+	__u32 len = unwind_msg(buf, 8);
+
+	u->build_id.size = 0;
+	memset(u->build_id.bytes, 0, sizeof(u->build_id.bytes));
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_BUILD_ID);
+	len = unwind_msg(buf, 8);
+	u->build_id.size = PVPROF_SB_BUILD_ID_MAX + 1;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_BUILD_ID);
+	len = unwind_msg(buf, 8);
+	u->build_id.bytes[20] = 1;	/* past size */
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_BUILD_ID);
+	len = unwind_msg(buf, 8);
+	u->build_id.reserved0[3] = 1;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_BUILD_ID);
+}
+END_TEST
+
+/* section in 1..PVPROF_SB_UNWIND_SECTION_MAX. */
+START_TEST(sideband_unwind_section)
+{
+	__u8 buf[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_unwind *u = (void *)buf;
+	__u32 len = unwind_msg(buf, 8);
+
+	u->section = 0;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->section = PVPROF_SB_UNWIND_SECTION_MAX + 1;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->section = 0xffff;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+}
+END_TEST
+
+/* 0 < section_size <= PVPROF_SB_UNWIND_MAX_SIZE. */
+START_TEST(sideband_unwind_section_size)
+{
+	__u8 buf[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_unwind *u = (void *)buf;
+	__u32 len = unwind_msg(buf, 8);
+
+	u->offset = 0;
+	u->section_size = 0;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->section_size = PVPROF_SB_UNWIND_MAX_SIZE + 1;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->section_size = ~0U;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+}
+END_TEST
+
+/* offset + n <= section_size, where the sum would wrap in 32 bits. */
+START_TEST(sideband_unwind_offset)
+{
+	__u8 buf[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_unwind *u = (void *)buf;
+	__u32 len = unwind_msg(buf, 8);
+
+	u->offset = 10000 - 7;	/* one byte past the end */
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->offset = 10000;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->offset = ~0U - 3;	/* offset + 8 wraps to 4 in 32 bits */
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->offset = ~0U;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	/* A part longer than its whole section. */
+	u->offset = 0;
+	u->section_size = 7;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+}
+END_TEST
+
+/* .debug_frame is not loaded: vaddr 0. */
+START_TEST(sideband_unwind_debug_frame_vaddr)
+{
+	__u8 buf[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_unwind *u = (void *)buf;
+	__u32 len = unwind_msg(buf, 8);
+
+	u->section = PVPROF_SB_UNWIND_DEBUG_FRAME;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->vaddr = 1ULL << 63;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RANGE);
+	u->vaddr = 0;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+	/* The loaded sections may sit anywhere, 0 included. */
+	u->section = PVPROF_SB_UNWIND_EH_FRAME_HDR;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+	u->vaddr = ~0ULL;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_OK);
+}
+END_TEST
+
+START_TEST(sideband_unwind_reserved)
+{
+	__u8 buf[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_unwind *u = (void *)buf;
+	__u32 len = unwind_msg(buf, 8);
+
+	u->reserved0 = 1;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RESERVED);
+	u->reserved0 = 0;
+	u->reserved1 = 0x80000000U;
+	ck_assert_int_eq(UNWIND_CHECK(buf, len), PVPROF_SB_BAD_RESERVED);
+}
+END_TEST
+
 Suite *sideband_suite(void)
 {
 	Suite *s = suite_create("sideband");
@@ -368,5 +548,13 @@ Suite *sideband_suite(void)
 	PVPROF_ADD_TEST(s, sideband_symbol_round_trip);
 	PVPROF_ADD_TEST(s, sideband_ksyms_rules);
 	PVPROF_ADD_TEST(s, sideband_uleb128);
+	PVPROF_ADD_TEST(s, sideband_unwind_accepted);
+	PVPROF_ADD_TEST(s, sideband_unwind_length);
+	PVPROF_ADD_TEST(s, sideband_unwind_build_id);
+	PVPROF_ADD_TEST(s, sideband_unwind_section);
+	PVPROF_ADD_TEST(s, sideband_unwind_section_size);
+	PVPROF_ADD_TEST(s, sideband_unwind_offset);
+	PVPROF_ADD_TEST(s, sideband_unwind_debug_frame_vaddr);
+	PVPROF_ADD_TEST(s, sideband_unwind_reserved);
 	return s;
 }
