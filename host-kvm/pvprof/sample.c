@@ -649,8 +649,13 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 		return;
 	}
-	if (pvprof_publish_state(kvm, pvm, pv) || pvprof_notice(vcpu, pv) ||
-	    pvprof_drain(kvm, pvm, pv, false))
+	/*
+	 * Drain first: the records posted since the last entry were written
+	 * for the configuration the guest saw then (its ustack_size), and are
+	 * judged by it before a new one is published.
+	 */
+	if (pvprof_drain(kvm, pvm, pv, false) || pvprof_publish_state(kvm, pvm, pv) ||
+	    pvprof_notice(vcpu, pv))
 		pvprof_buffer_gone(pvm, pv, pvprof_take_sample(pv, &sample));
 }
 

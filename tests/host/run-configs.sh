@@ -44,7 +44,7 @@ configs=(
 
 # Programs that need pvprof's data path: nothing of theirs applies to stock
 # KVM (its refusals are ctl_test's and sample_test's), so stock runs without them.
-pvprof_only=" hostile_test lifecycle_test smp_test nmi_context_test vcpu_create_test nmi_reset_test rt_vcpu_test static_key_test silent_guest_test register_rate_test single_step_test "
+pvprof_only=" hostile_test lifecycle_test smp_test nmi_context_test vcpu_create_test nmi_reset_test rt_vcpu_test static_key_test silent_guest_test register_rate_test ustack_test single_step_test "
 # Programs that need 2 L1 CPUs: they run only where L1 has 2, and a 2-CPU
 # configuration runs nothing else (the rest is covered by the 1-CPU boots;
 # this keeps the extra boot short).

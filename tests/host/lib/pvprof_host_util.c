@@ -121,24 +121,24 @@ int pvprof_stream_open(struct kvm_vm *vm)
 static void check_callchain(struct pvprof_stream_counts *c,
 			    const struct pvprof_st_view *v)
 {
-	static uint64_t copy[PVPROF_RECORD_SLOT_SIZE / 8];
+	static uint64_t copy[PVPROF_STREAM_MAX_RECORD / 8];
 	struct pvprof_record *rec = (struct pvprof_record *)copy;
 	uint32_t vcpu = v->hdr.vcpu_id;
+	/* Any snapshot the host may ask for: the size asked is the test's. */
 	struct pvprof_record_limits lim = {
 		.max_depth = PVPROF_MAX_DEPTH,
+		.ustack_size = PVPROF_USTACK_MAX,
 		.notice_head = UINT64_MAX,
 	};
 	enum pvprof_reject why;
-	uint32_t i;
 
 	TEST_ASSERT(vcpu < GUEST_MAX_VCPUS, "callchain of vCPU %u", vcpu);
 	lim.answered_seq = c->vcpu_last_seq[vcpu];
 	TEST_ASSERT(v->nr_frames <= PVPROF_MAX_DEPTH,
 		    "callchain with %u frames", v->nr_frames);
 	memset(copy, 0, sizeof(copy));
-	*rec = v->u.callchain.rec;
-	for (i = 0; i < v->nr_frames; i++)
-		rec->frames[i] = pvprof_st_frame(v, i);
+	memcpy(copy, v->raw + sizeof(struct pvprof_st_callchain) - sizeof(*rec),
+	       v->u.callchain.rec.size);
 	why = pvprof_record_validate(copy, sizeof(copy), &lim);
 	TEST_ASSERT(why == PVPROF_REJ_NONE,
 		    "the stream holds a callchain (seq %llu) the validator rejects: %s",
