@@ -10,6 +10,10 @@
  * pages in.  Every address that goes into a record is checked against the
  * half of the address space the host will accept it from: a frame the host
  * would reject would cost the whole sample.
+ *
+ * When the host asks for them, a record also carries the user registers
+ * and the top of the user stack (spec section 9.4), copied the same way,
+ * so that the host can unwind code without frame pointers.
  */
 #include <linux/kprobes.h>
 #include <linux/sched.h>
@@ -180,6 +184,62 @@ static u32 pvprof_capture_user(struct pt_regs *regs, u64 *frames, u32 max,
 	return 1 + pvprof_walk_user64(regs, frames + 1, max - 1, flags);
 }
 
+/* The user registers of the interrupted task, or NULL (kthread, exiting). */
+static struct pt_regs *pvprof_user_regs(struct pt_regs *regs)
+{
+	struct task_struct *task = current;
+
+	if (user_mode(regs))
+		return regs;
+	if ((task->flags & PF_KTHREAD) || is_idle_task(task) || !task->mm)
+		return NULL;
+	return task_pt_regs(task);
+}
+
+/**
+ * pvprof_capture_ustack() - snapshot the user registers and stack
+ * @ctx: the NMI's pt_regs
+ * @rec: the record pvprof_capture() filled, with user frames
+ * @regs: PVPROF_UREG_* to fill
+ * @data: where the stack goes
+ * @max: bytes that fit at @data
+ *
+ * Copies from the user stack pointer upward as perf's user stack dumps do,
+ * with copy_from_user_nmi(): it refuses when another mm is loaded and
+ * never faults a page in, so a copy that meets the end of the stack's
+ * mapping (or a page not present) is short.  The main thread's stack is
+ * cut at the end of its environment strings, above which nothing is a
+ * frame.
+ *
+ * Context: NMI.
+ * Return: bytes copied, or -1 when there is no 64-bit user context.
+ */
+int pvprof_capture_ustack(void *ctx, const struct pvprof_record *rec,
+			  __u64 *regs, __u8 *data, __u32 max)
+{
+	struct pt_regs *user = pvprof_user_regs(ctx);
+	u64 top, sp, len = max;
+
+	if (!user || !user_64bit_mode(user) || !pvprof_user_addr(user->sp))
+		return -1;
+	sp = user->sp;
+	regs[PVPROF_UREG_IP] = user->ip;
+	regs[PVPROF_UREG_SP] = sp;
+	regs[PVPROF_UREG_BP] = user->bp;
+	regs[PVPROF_UREG_BX] = user->bx;
+	regs[PVPROF_UREG_R12] = user->r12;
+	regs[PVPROF_UREG_R13] = user->r13;
+	regs[PVPROF_UREG_R14] = user->r14;
+	regs[PVPROF_UREG_R15] = user->r15;
+	top = pvprof_user_stack_top(sp);
+	if (top && top - sp < len)
+		len = top - sp;
+	if (PVPROF_USER_HALF_END - sp < len)
+		len = PVPROF_USER_HALF_END - sp;
+	return (int)(len - copy_from_user_nmi(data, (const void __user *)sp, len));
+}
+NOKPROBE_SYMBOL(pvprof_capture_ustack);
+
 /**
  * pvprof_capture() - fill the callchain record of the newest notice
  * @ctx: the NMI's pt_regs (the interrupted context)
@@ -213,22 +273,17 @@ void pvprof_capture(void *ctx, const struct pvprof_notice *n,
 	if (regs->ip != n->ip)
 		flags |= PVPROF_REC_F_SKEWED;
 
+	user_regs = pvprof_user_regs(regs);
 	if (user_mode(regs)) {
 		flags |= PVPROF_REC_F_USER;
-		user_regs = regs;
 	} else {
 		nr_kernel = pvprof_capture_kernel(regs, rec->frames, max_frames,
 						  &flags);
-		if ((task->flags & PF_KTHREAD) || is_idle_task(task)) {
+		if ((task->flags & PF_KTHREAD) || is_idle_task(task))
 			flags |= PVPROF_REC_F_KTHREAD;
-			user_regs = NULL;
-		} else if (!task->mm) {
+		else if (!task->mm)
 			/* An exiting task: its user stack is gone. */
 			flags |= PVPROF_REC_F_TRUNCATED;
-			user_regs = NULL;
-		} else {
-			user_regs = task_pt_regs(task);
-		}
 	}
 	if (user_regs)
 		nr_user = pvprof_capture_user(user_regs, rec->frames + nr_kernel,

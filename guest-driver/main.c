@@ -41,9 +41,9 @@ DEFINE_PER_CPU(struct pvprof_cpu, pvprof_cpus);
 
 struct pvprof_host pvprof_host;
 
-unsigned int pvprof_buf_size = 16384;
+unsigned int pvprof_buf_size;
 module_param_named(buf_size, pvprof_buf_size, uint, 0444);
-MODULE_PARM_DESC(buf_size, "Bytes per CPU buffer: a power of two, 8192..65536 (default 16384)");
+MODULE_PARM_DESC(buf_size, "Bytes per CPU buffer: a power of two, 8192..65536 (default 65536 when the host takes user stack snapshots, else 16384)");
 
 static bool pvprof_register_featureless;
 module_param_named(register_featureless, pvprof_register_featureless, bool, 0444);
@@ -131,6 +131,9 @@ static long pvprof_register_hc(struct pvprof_cpu *pc)
 	memset(page_address(pc->pages), 0, pvprof_buf_size);
 	/* The size was checked by pvprof_guest_buf_init() at load. */
 	pvprof_guest_buf_init(&pc->gb, page_address(pc->pages), pvprof_buf_size);
+	if (pc->scratch)
+		pvprof_guest_set_ustack(&pc->gb, pvprof_capture_ustack, pc->scratch,
+					PVPROF_SCRATCH_SIZE);
 	barrier();
 	WRITE_ONCE(pc->active, true);
 	r = pvprof_hypercall(PVPROF_OP_REGISTER, pc->gpa, pvprof_buf_size, 0);
@@ -282,6 +285,10 @@ static int pvprof_cpu_online(unsigned int cpu)
 		}
 		pc->gpa = page_to_phys(pc->pages);
 	}
+	/* Without it the CPU still samples, with frame-pointer chains only. */
+	if (!pc->scratch && (pvprof_host.features & PVPROF_FEAT_USER_STACK))
+		pc->scratch = kmalloc_node(PVPROF_SCRATCH_SIZE, GFP_KERNEL,
+					   cpu_to_node(cpu));
 	if (READ_ONCE(pvprof_stopping))
 		return 0;
 	/* AP online callbacks run on the CPU coming up. */
@@ -418,6 +425,9 @@ static void pvprof_free_buffers(void)
 		if (pc->pages && !pc->leaked)
 			__free_pages(pc->pages, get_order(pvprof_buf_size));
 		pc->pages = NULL;
+		/* The NMI handler is unregistered: nothing uses it any more. */
+		kfree(pc->scratch);
+		pc->scratch = NULL;
 	}
 }
 
@@ -496,6 +506,10 @@ static bool pvprof_detect(void)
 			"; sideband only" : "");
 		return pvprof_host.features & PVPROF_FEAT_SIDEBAND;
 	}
+	/* Room for records with user stack snapshots when the host takes them. */
+	if (!pvprof_buf_size)
+		pvprof_buf_size = pvprof_host.features & PVPROF_FEAT_USER_STACK ?
+				  PVPROF_BUF_MAX_SIZE : 16384;
 	if (pvprof_geometry_init(&geo, pvprof_buf_size)) {
 		pr_warn("buf_size=%u is not a power of two in %u..%u; pvprof stays inert\n",
 			pvprof_buf_size, PVPROF_BUF_MIN_SIZE, PVPROF_BUF_MAX_SIZE);

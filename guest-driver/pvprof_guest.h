@@ -65,10 +65,19 @@ enum pvprof_cpu_state {
 	PVPROF_CPU_FAILED,
 };
 
+/*
+ * A record with a snapshot stays within half the largest ring (spec
+ * section 9.4): 30 slots.
+ */
+#define PVPROF_SCRATCH_SIZE	(PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) / 2 * \
+				 PVPROF_RECORD_SLOT_SIZE)
+
 /**
  * struct pvprof_cpu - one CPU's buffer and registration
  * @gb: the buffer as the shared core sees it
  * @pages: the buffer's pages, allocated when the CPU first comes online
+ * @scratch: PVPROF_SCRATCH_SIZE bytes where the NMI handler builds a
+ *	record with a user stack snapshot (NULL without PVPROF_FEAT_USER_STACK)
  * @gpa: guest physical address of @pages
  * @active: the NMI handler may touch the buffer (set after REGISTER
  *	returned 0, cleared before UNREGISTER and before zeroing)
@@ -81,6 +90,7 @@ enum pvprof_cpu_state {
 struct pvprof_cpu {
 	struct pvprof_guest_buf gb;
 	struct page *pages;
+	void *scratch;
 	phys_addr_t gpa;
 	bool active;
 	enum pvprof_cpu_state state;
@@ -139,6 +149,8 @@ static inline long pvprof_hypercall(unsigned long op, unsigned long a1,
 	return kvm_hypercall4(PVPROF_HC_NR, op, a1, a2, a3);
 }
 
+int pvprof_capture_ustack(void *ctx, const struct pvprof_record *rec,
+			  __u64 *regs, __u8 *data, __u32 max);
 void pvprof_capture(void *ctx, const struct pvprof_notice *n,
 		    struct pvprof_record *rec, __u32 max_frames);
 
