@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "abi/pvprof.h"
+#include "abi/pvprof_ctl.h"
 #include "main.h"
 
 const char *bin_name = "kvm-pvprof";
@@ -246,6 +247,46 @@ bad:
 				 ", got: '%s'", what, min, arg);
 	return usage_err("%s: expected a number from %" PRIu64 " to %" PRIu64
 			 ", got: '%s'", what, min, max, arg);
+}
+
+/**
+ * parse_call_graph() - the argument of --call-graph
+ * @arg: "fp", "dwarf" or "dwarf,SIZE"
+ * @ustack_size: receives the user stack bytes per sample (0 for fp)
+ *
+ * SIZE is in bytes, a multiple of 8 from 8 to PVPROF_USTACK_MAX, the
+ * snapshot sizes the ABI accepts (struct pvprof_ctl_enable): refusing
+ * others here names the option instead of a bare EINVAL from the host.
+ *
+ * Return: EXIT_OK, or EXIT_USAGE after a one-line error.
+ */
+int parse_call_graph(const char *arg, uint32_t *ustack_size)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!strcmp(arg, "fp")) {
+		*ustack_size = 0;
+		return EXIT_OK;
+	}
+	if (!strcmp(arg, "dwarf")) {
+		*ustack_size = PVPROF_USTACK_DEFAULT;
+		return EXIT_OK;
+	}
+	if (strncmp(arg, "dwarf,", 6))
+		return usage_err("--call-graph: expected 'fp', 'dwarf' or 'dwarf,SIZE', got: '%s'",
+				 arg);
+	errno = 0;
+	if (arg[6] < '0' || arg[6] > '9')
+		goto bad;
+	v = strtoull(arg + 6, &end, 10);
+	if (errno || *end || v < 8 || v > PVPROF_USTACK_MAX || v % 8)
+		goto bad;
+	*ustack_size = (uint32_t)v;
+	return EXIT_OK;
+bad:
+	return usage_err("--call-graph: SIZE must be a multiple of 8 from 8 to %u bytes, got: '%s'",
+			 PVPROF_USTACK_MAX, arg + 6);
 }
 
 /*

@@ -19,6 +19,7 @@
 enum {
 	OPT_MAX_DEPTH = 256,
 	OPT_VM_RATE,
+	OPT_CALL_GRAPH,
 };
 
 static int enable_help(void)
@@ -38,10 +39,16 @@ static int enable_help(void)
 	       "                 instructions need a host PMU\n"
 	       "  --max-depth N  frames per callchain, 1..%5$d (default %5$d)\n"
 	       "  --vm-rate N    samples per second for the whole VM (default %6$d)\n"
+	       "  --call-graph fp|dwarf[,SIZE]\n"
+	       "                 how user stacks are walked: fp, the guest follows frame\n"
+	       "                 pointers (default); dwarf, each sample also carries the\n"
+	       "                 user registers and SIZE bytes of user stack (default\n"
+	       "                 %7$d, a multiple of 8 up to %8$u), unwound by report\n"
+	       "                 with the unwind tables the guest agent sends\n"
 	       "  -j, --json     print errors as JSON\n",
 	       bin_name, PVPROF_MAX_FREQ, PVPROF_DEFAULT_FREQ,
 	       CPU_CLOCK_MIN_PERIOD_NS, PVPROF_MAX_DEPTH,
-	       PVPROF_DEFAULT_VM_RATE);
+	       PVPROF_DEFAULT_VM_RATE, PVPROF_USTACK_DEFAULT, PVPROF_USTACK_MAX);
 	return EXIT_OK;
 }
 
@@ -121,6 +128,7 @@ static int enable_parse(int argc, char **argv, struct enable_args *a,
 	static const struct option opts[] = {
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "vm-rate", required_argument, NULL, OPT_VM_RATE },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -151,6 +159,9 @@ static int enable_parse(int argc, char **argv, struct enable_args *a,
 		case OPT_VM_RATE:
 			ret = parse_u64("--vm-rate", optarg, 1, UINT32_MAX, &v);
 			a->ctl.vm_rate_cap = (uint32_t)v;
+			break;
+		case OPT_CALL_GRAPH:
+			ret = parse_call_graph(optarg, &a->ctl.ustack_size);
 			break;
 		case 'j':
 			json_output = true;

@@ -31,11 +31,14 @@
 
 /* Each command's grammar, in its own help and in the top-level help. */
 #define USAGE_ENABLE \
-	"enable VM [-F HZ | -c PERIOD] [-e EVENT] [--max-depth N] [--vm-rate N]"
+	"enable VM [-F HZ | -c PERIOD] [-e EVENT] [--max-depth N] [--vm-rate N]\n" \
+	"              [--call-graph fp|dwarf[,SIZE]]"
 #define USAGE_DISABLE	"disable VM"
 #define USAGE_STATUS	"status VM [-j]"
 #define USAGE_EXPOSE	"expose VM MODE"
-#define USAGE_RECORD	"record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT] VM"
+#define USAGE_RECORD \
+	"record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT]\n" \
+	"              [--call-graph fp|dwarf[,SIZE]] VM"
 #define USAGE_REPORT \
 	"report [-i FILE] [--sort self|total] [--callgraph] [--folded]\n" \
 	"              [--flamegraph OUT.svg] [--vcpu N] [--pid PID] [--comm NAME]\n" \
@@ -64,6 +67,7 @@ void p_err_hint(const char *hint, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+int parse_call_graph(const char *arg, uint32_t *ustack_size);
 int parse_u64(const char *what, const char *arg, uint64_t min, uint64_t max,
 	      uint64_t *out);
 

@@ -50,6 +50,12 @@ struct record_args {
 	uint64_t freq;
 	bool event_given;
 	uint32_t event;
+	bool call_graph_given;
+	uint32_t ustack_size;
+};
+
+enum {
+	OPT_CALL_GRAPH = 256,
 };
 
 struct record_counts {
@@ -92,18 +98,26 @@ static int record_help(void)
 	       "              1..%4$d (default %5$d)\n"
 	       "  -e EVENT    what drives sampling when record enables it (default\n"
 	       "              cpu-clock)\n"
+	       "  --call-graph fp|dwarf[,SIZE]\n"
+	       "              when record enables sampling: fp, user stacks by frame\n"
+	       "              pointers (default); dwarf, each sample also carries the user\n"
+	       "              registers and SIZE bytes of user stack (default %6$d, a\n"
+	       "              multiple of 8 up to %7$u), which report unwinds with the\n"
+	       "              guest agent's unwind tables\n"
 	       "\n"
 	       "A summary goes to stderr at the end: \"recorded N records, N losses,\n"
 	       "N sideband bytes to FILE\", and a progress line while stderr is a\n"
 	       "terminal. Read the file with '%1$s report' or '%1$s script'.\n",
 	       bin_name, RECORD_MAX_SECONDS, RECORD_DEFAULT_OUTPUT,
-	       PVPROF_MAX_FREQ, PVPROF_DEFAULT_FREQ);
+	       PVPROF_MAX_FREQ, PVPROF_DEFAULT_FREQ, PVPROF_USTACK_DEFAULT,
+	       PVPROF_USTACK_MAX);
 	return EXIT_OK;
 }
 
 static int record_parse(int argc, char **argv, struct record_args *a, bool *helped)
 {
 	static const struct option opts[] = {
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -131,6 +145,10 @@ static int record_parse(int argc, char **argv, struct record_args *a, bool *help
 		case 'e':
 			ret = event_parse(optarg, &a->event);
 			a->event_given = true;
+			break;
+		case OPT_CALL_GRAPH:
+			ret = parse_call_graph(optarg, &a->ustack_size);
+			a->call_graph_given = true;
 			break;
 		case 'h':
 			*helped = true;
@@ -276,6 +294,7 @@ static int enable_sampling(struct recorder *rc)
 		.flags = PVPROF_ENABLE_F_FREQ,
 		.event = rc->args.event,
 		.sample_freq = rc->args.freq,
+		.ustack_size = rc->args.ustack_size,
 	};
 	int err;
 
@@ -508,9 +527,10 @@ static int record_run(struct recorder *rc)
 	if (ret)
 		return ret;
 	was_enabled = ctl.flags & PVPROF_STATUS_F_ENABLED;
-	if (was_enabled && (rc->args.freq_given || rc->args.event_given)) {
+	if (was_enabled && (rc->args.freq_given || rc->args.event_given ||
+			    rc->args.call_graph_given)) {
 		p_err_hint("record as it is sampled, or 'disable' it first",
-			   "record VM %s: it is sampled already (%s); -F and -e apply only when record enables sampling",
+			   "record VM %s: it is sampled already (%s); -F, -e and --call-graph apply only when record enables sampling",
 			   rc->vm.label, event_name(ctl.event) ? event_name(ctl.event) : "unknown event");
 		return EXIT_USAGE;
 	}

@@ -276,16 +276,17 @@ struct build_ctx {
 	const struct report_filter *f;
 	const struct report_resolver *res;
 	int error;
+	struct report_frames frames;	/* the sample being added */
 };
 
 /* Which frames of a sample count: [*first, *end). */
-static void frame_range(const struct pvprof_st_view *v, uint32_t flags,
+static void frame_range(const struct report_frames *fr, uint32_t flags,
 			uint32_t *first, uint32_t *end)
 {
-	uint32_t nr_kernel = v->u.callchain.rec.nr_kernel;
+	uint32_t nr_kernel = fr->nr_kernel;
 
 	*first = 0;
-	*end = v->nr_frames;
+	*end = fr->nr;
 	if (flags & REPORT_F_KERNEL_ONLY)
 		*end = nr_kernel;
 	if (flags & REPORT_F_USER_ONLY)
@@ -307,7 +308,9 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 	comm = sample_comm(c->res, rec->pid, rec->exec_gen, comm_buf, sizeof(comm_buf));
 	if (c->f->comm && strcmp(comm, c->f->comm))
 		return 0;
-	frame_range(v, c->f->flags, &first, &end);
+	if (report_sample_frames(c->res, v, &c->frames))
+		return -1;
+	frame_range(&c->frames, c->f->flags, &first, &end);
 	if ((c->f->flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY)) && first == end)
 		return 0;
 
@@ -319,16 +322,16 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 	p->nodes[node].total++;
 	/* Outermost first: user frames from the last, then kernel frames. */
 	for (i = end; i-- > first;) {
-		bool kernel = i < rec->nr_kernel;
+		bool kernel = i < c->frames.nr_kernel;
 		uint32_t kind = kernel ? PROFILE_KIND_KERNEL : PROFILE_KIND_USER;
 		struct profile_func *fn;
 		struct report_sym sym;
 		const char *name, *dso;
 
-		report_resolve(c->res, kernel, rec->pid, rec->exec_gen, pvprof_st_frame(v, i), &sym);
+		report_frame_resolve(c->res, &c->frames, i, rec->pid, rec->exec_gen, &sym);
 		p->stats.frames++;
 		p->stats.unsymbolized += !sym.symbol;
-		name = intern(p, frame_label(&sym, pvprof_st_frame(v, i), label_buf,
+		name = intern(p, frame_label(&sym, c->frames.addr[i], label_buf,
 					     sizeof(label_buf)));
 		dso = sym.dso ? intern(p, sym.dso) : NULL;
 		if (!name || (sym.dso && !dso) ||
@@ -626,6 +629,8 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 		" rejected\n", s->sideband, s->sideband_bytes, s->sideband_rejected);
 	if (res && res->describe)
 		res->describe(res->ctx, f);
+	if (res && res->unwind)
+		report_unwind_describe(res->unwind, f);
 	fprintf(f, "# samples shown: %" PRIu64 ", frames: %" PRIu64
 		", unsymbolized frames: %" PRIu64 "\n", s->samples, s->frames,
 		s->unsymbolized);
@@ -938,6 +943,7 @@ void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *re
 	res->resolve = sym_resolve;
 	res->comm = sym_comm;
 	res->describe = sym_describe;
+	res->unwind = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1139,6 +1145,12 @@ int do_report(int argc, char **argv)
 		goto close_svg;
 	}
 	symbolizer_resolver(sym, &res);
+	res.unwind = report_unwind_new(&r, sym);
+	if (!res.unwind) {
+		p_err("out of memory for the unwinder");
+		ret = EXIT_FAILED;
+		goto free_sym;
+	}
 	if (profile_build(&p, &r, &a.filter, &res)) {
 		ret = EXIT_FAILED;
 		goto free_profile;
@@ -1158,6 +1170,8 @@ int do_report(int argc, char **argv)
 		p_err("write the report: %s", strerror(errno));
 free_profile:
 	profile_free(&p);
+	report_unwind_free(res.unwind);
+free_sym:
 	pvprof_symbolizer_free(sym);
 close_svg:
 	if (svg && fclose(svg) && !ret) {
@@ -1230,10 +1244,15 @@ int do_script(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	symbolizer_resolver(sym, &res);
-	if (report_write_script(stdout, &r, &flt, &res) || fflush(stdout)) {
+	res.unwind = report_unwind_new(&r, sym);
+	if (!res.unwind) {
+		p_err("out of memory for the unwinder");
+		ret = EXIT_FAILED;
+	} else if (report_write_script(stdout, &r, &flt, &res) || fflush(stdout)) {
 		p_err("write the script output: %s", strerror(errno));
 		ret = EXIT_FAILED;
 	}
+	report_unwind_free(res.unwind);
 	pvprof_symbolizer_free(sym);
 	recording_free(&r);
 	return ret;

@@ -41,9 +41,14 @@ struct report_sym {
  * @resolve: symbolizes one frame
  * @comm: the command name of a process, NULL when unknown
  * @describe: optional, writes one header line on what it knows
+ * @unwind: optional, unwinds the user stack snapshots of --call-graph
+ *	dwarf recordings (report_unwind_new()); NULL keeps every record's
+ *	frame-pointer chain
  *
  * With no resolver every frame is unsymbolized (raw addresses).
  */
+struct report_unwind;
+
 struct report_resolver {
 	void *ctx;
 	int (*sideband)(void *ctx, const void *msg, size_t len);
@@ -51,6 +56,42 @@ struct report_resolver {
 			uint64_t addr, struct report_sym *out);
 	const char *(*comm)(void *ctx, uint32_t pid, uint32_t exec_gen);
 	void (*describe)(void *ctx, FILE *f);
+	struct report_unwind *unwind;
+};
+
+/**
+ * struct report_frames - the frames a sample is shown with
+ * @addr: kernel frames innermost first, then user frames innermost first
+ * @nr: frames in @addr
+ * @nr_kernel: of those, kernel frames
+ * @first_return: frames from this index on are return addresses found by
+ *	DWARF unwinding, named at addr - 1; @nr when there are none
+ */
+struct report_frames {
+	uint64_t addr[PVPROF_MAX_DEPTH];
+	uint32_t nr, nr_kernel, first_return;
+};
+
+/* Why a snapshot's user frames stayed the guest's frame-pointer chain. */
+enum report_uw_fallback {
+	REPORT_UW_NO_TABLES,	/* no usable tables for the sampled file */
+	REPORT_UW_INCOMPLETE,	/* its tables did not all arrive */
+	REPORT_UW_MEMORY,	/* needed stack beyond the snapshot */
+	REPORT_UW_ERROR,	/* bad or missing CFI, a loop */
+	REPORT_UW_NO_CALLER,	/* the CFI says frame 0 has no caller */
+	REPORT_UW_NR
+};
+
+/**
+ * struct report_unwind_stats - what became of the user stack snapshots
+ * @snapshots: callchains with a snapshot that were shown
+ * @unwound: of those, shown with DWARF-unwound user frames
+ * @outermost: of those, unwound up to a frame without caller
+ * @fallback: the others, shown with the frame-pointer chain, by reason
+ */
+struct report_unwind_stats {
+	uint64_t snapshots, unwound, outermost;
+	uint64_t fallback[REPORT_UW_NR];
 };
 
 enum report_sort {
@@ -194,6 +235,19 @@ const char *sample_comm(const struct report_resolver *res, uint32_t pid,
 struct pvprof_symbolizer;
 struct pvprof_symbolizer *recording_symbolizer(const struct recording *r);
 void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *res);
+
+/* DWARF unwinding of user stack snapshots (report_unwind.c). */
+struct report_unwind *report_unwind_new(const struct recording *r,
+					struct pvprof_symbolizer *sym);
+void report_unwind_free(struct report_unwind *ru);
+void report_unwind_stats(const struct report_unwind *ru, struct report_unwind_stats *st);
+void report_unwind_describe(const struct report_unwind *ru, FILE *f);
+const char *report_uw_fallback_name(enum report_uw_fallback r);
+int report_sample_frames(const struct report_resolver *res,
+			 const struct pvprof_st_view *v, struct report_frames *out);
+void report_frame_resolve(const struct report_resolver *res,
+			  const struct report_frames *fr, uint32_t i, uint32_t pid,
+			  uint32_t exec_gen, struct report_sym *sym);
 
 /* Writers; each returns 0, or -1 when the output could not be written. */
 int report_write_header(FILE *f, const char *path, const struct recording *r,

@@ -27,6 +27,7 @@ struct script_ctx {
 	const struct recording *r;
 	const struct report_filter *flt;
 	const struct report_resolver *res;
+	struct report_frames frames;	/* the sample being written */
 };
 
 static void script_frame(FILE *f, const struct report_sym *sym, uint64_t addr)
@@ -70,12 +71,13 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
 		(uint64_t)(v->hdr.host_time_ns % 1000000000ULL / 1000ULL),
 		c->r->vm.sample_period ? c->r->vm.sample_period : 1,
 		event ? event : "unknown-event");
-	for (i = 0; i < v->nr_frames; i++) {
+	if (report_sample_frames(res, v, &c->frames))
+		return -1;
+	for (i = 0; i < c->frames.nr; i++) {
 		struct report_sym sym;
 
-		report_resolve(res, i < rec->nr_kernel, rec->pid, rec->exec_gen,
-			       pvprof_st_frame(v, i), &sym);
-		script_frame(c->f, &sym, pvprof_st_frame(v, i));
+		report_frame_resolve(res, &c->frames, i, rec->pid, rec->exec_gen, &sym);
+		script_frame(c->f, &sym, c->frames.addr[i]);
 	}
 	fputc('\n', c->f);
 	return ferror(c->f) ? -1 : 0;

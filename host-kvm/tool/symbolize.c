@@ -74,6 +74,7 @@ struct proc {
 	struct mapping *maps;	/* sorted by start, not overlapping */
 	size_t nr_maps;
 	size_t cap_maps;
+	uint64_t maps_gen;	/* bumped whenever @maps changes */
 };
 
 struct agent {
@@ -608,6 +609,7 @@ static int add_process(struct pvprof_symbolizer *s, const void *msg)
 		return -ENOMEM;
 	memcpy(p->maps, parent->maps, parent->nr_maps * sizeof(*p->maps));
 	p->nr_maps = parent->nr_maps;
+	p->maps_gen++;
 	return 0;
 }
 
@@ -637,6 +639,7 @@ static int add_mmap(struct pvprof_symbolizer *s, const void *msg)
 	}
 	if (maps_insert(p, &map))
 		return -ENOMEM;
+	p->maps_gen++;
 	s->st.mappings++;
 	return 0;
 }
@@ -909,6 +912,53 @@ void pvprof_symbolizer_resolve(struct pvprof_symbolizer *s, bool kernel_frame,
 		resolve_kernel(s, addr, out);
 	else
 		resolve_user(s, pid, exec_gen, addr, out);
+}
+
+/**
+ * pvprof_symbolizer_image() - the mappings of a process image, for unwinding
+ * @s: the symbolizer
+ * @pid: the image's pid
+ * @exec_gen: its exec generation
+ * @gen: receives a number that changes whenever the image's mappings change
+ * @nr_maps: receives the number of mappings
+ *
+ * The mappings known at this point of the stream, or, for an image that
+ * has none yet, the whole recording's (as pvprof_symbolizer_resolve()
+ * names them).
+ *
+ * Return: an opaque pointer that identifies the image for the life of @s
+ * (pass it to pvprof_symbolizer_image_map()), NULL for an unknown image.
+ */
+const void *pvprof_symbolizer_image(struct pvprof_symbolizer *s, uint32_t pid,
+				    uint32_t exec_gen, uint64_t *gen, size_t *nr_maps)
+{
+	struct proc *p = proc_find(s, pid, exec_gen, false, NULL);
+
+	if ((!p || !p->nr_maps) && s->complete)
+		p = proc_find(s->complete, pid, exec_gen, false, NULL);
+	if (!p)
+		return NULL;
+	*gen = p->maps_gen;
+	*nr_maps = p->nr_maps;
+	return p;
+}
+
+/**
+ * pvprof_symbolizer_image_map() - one mapping of an image, in address order
+ * @image: from pvprof_symbolizer_image()
+ * @i: its index, below the @nr_maps returned with @image
+ * @out: filled; its pointers stay valid for the life of the symbolizer
+ */
+void pvprof_symbolizer_image_map(const void *image, size_t i, struct pvprof_sym_map *out)
+{
+	const struct mapping *m = &((const struct proc *)image)->maps[i];
+
+	out->start = m->start;
+	out->end = m->end;
+	out->vaddr = m->vaddr;
+	out->build_id = m->elf ? m->elf->id : NULL;
+	out->build_id_size = m->elf ? m->elf->id_size : 0;
+	out->path = m->path;
 }
 
 /**

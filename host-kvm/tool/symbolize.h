@@ -62,6 +62,22 @@ struct pvprof_symbolizer_stats {
 	uint64_t agent_lost_bytes;
 };
 
+/**
+ * struct pvprof_sym_map - one executable mapping of a process image
+ * @start: its first address
+ * @end: the address after it
+ * @vaddr: the ELF virtual address @start maps
+ * @build_id: the mapped file's build-id, NULL when unknown
+ * @build_id_size: its length
+ * @path: the file's path, NULL when unknown
+ */
+struct pvprof_sym_map {
+	uint64_t start, end, vaddr;
+	const uint8_t *build_id;
+	size_t build_id_size;
+	const char *path;
+};
+
 struct pvprof_symbolizer *pvprof_symbolizer_new(void);
 void pvprof_symbolizer_free(struct pvprof_symbolizer *s);
 void pvprof_symbolizer_complete(struct pvprof_symbolizer *s,
@@ -70,6 +86,9 @@ int pvprof_symbolizer_add(struct pvprof_symbolizer *s, const void *msg, size_t l
 void pvprof_symbolizer_resolve(struct pvprof_symbolizer *s, bool kernel_frame,
 			       uint32_t pid, uint32_t exec_gen, uint64_t addr,
 			       struct pvprof_sym *out);
+const void *pvprof_symbolizer_image(struct pvprof_symbolizer *s, uint32_t pid,
+				    uint32_t exec_gen, uint64_t *gen, size_t *nr_maps);
+void pvprof_symbolizer_image_map(const void *image, size_t i, struct pvprof_sym_map *out);
 const char *pvprof_symbolizer_comm(struct pvprof_symbolizer *s, uint32_t pid,
 				   uint32_t exec_gen);
 void pvprof_symbolizer_stats(const struct pvprof_symbolizer *s,

@@ -61,6 +61,10 @@ expect_err "usage: enable -c above 64 bits" 2 "got: '18446744073709551616'" -- e
 expect_err "usage: enable unknown event" 2 "-e: expected 'cpu-clock', 'cycles' or 'instructions', got: 'bogus'" -- enable 1 -e bogus
 expect_err "usage: enable --max-depth 0" 2 "--max-depth: expected a number from 1 to 120, got: '0'" -- enable 1 --max-depth 0
 expect_err "usage: enable --max-depth 121" 2 "--max-depth: expected a number from 1 to 120, got: '121'" -- enable 1 --max-depth 121
+expect_err "usage: enable --call-graph dwarf," 2 "--call-graph: SIZE must be a multiple of 8 from 8 to 32768 bytes, got: ''" -- enable 1 --call-graph dwarf,
+expect_err "usage: enable --call-graph dwarf,0" 2 "--call-graph: SIZE must be a multiple of 8 from 8 to 32768 bytes, got: '0'" -- enable 1 --call-graph dwarf,0
+expect_err "usage: enable --call-graph dwarf,-8" 2 "--call-graph: SIZE must be a multiple of 8 from 8 to 32768 bytes, got: '-8'" -- enable 1 --call-graph dwarf,-8
+expect_err "usage: enable --call-graph lbr" 2 "--call-graph: expected 'fp', 'dwarf' or 'dwarf,SIZE', got: 'lbr'" -- enable 1 --call-graph lbr
 expect_err "usage: enable --vm-rate 0" 2 "--vm-rate: expected a number from 1 to 4294967295, got: '0'" -- enable 1 --vm-rate 0
 expect_err "usage: enable --vm-rate above 32 bits" 2 "got: '4294967296'" -- enable 1 --vm-rate 4294967296
 expect_err "usage: VM 0" 2 "expected VM as PID, PID:FD or a libvirt domain name, got: '0'" -- status 0

@@ -31,6 +31,7 @@
 #include "host-kvm/tool/recording.h"
 #include "host-kvm/tool/report.h"
 #include "host-kvm/tool/symbolize.h"
+#include "recgen.h"
 
 static int passed, failed;
 
@@ -65,23 +66,6 @@ struct sample {
 	uint64_t frames[PVPROF_MAX_DEPTH];
 };
 
-struct gen {
-	uint8_t buf[65536];
-	uint32_t len;
-	uint64_t time_ns;
-	uint64_t seq;
-};
-
-static void gen_put(struct gen *g, uint32_t n)
-{
-	if (!n) {
-		fprintf(stderr, "report-test: an encoder refused a record\n");
-		exit(2);
-	}
-	g->len += n;
-	g->time_ns += 1000000;
-}
-
 static void gen_sample(struct gen *g, const struct sample *s)
 {
 	uint64_t rec_buf[(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH) / 8];
@@ -106,39 +90,7 @@ static void gen_sample(struct gen *g, const struct sample *s)
 					   s->vcpu, g->time_ns, &facts, rec));
 }
 
-static void gen_process(struct gen *g, uint32_t pid, const char *comm, bool valid)
-{
-	struct pvprof_sb_process p = { 0 };
 
-	p.hdr.type = PVPROF_SB_PROCESS;
-	p.hdr.version = PVPROF_SIDEBAND_VERSION;
-	p.hdr.size = sizeof(p);
-	p.hdr.time_ns = g->time_ns;
-	p.pid = pid;
-	p.exec_gen = 1;
-	/* Invalid payload, valid framing: a fork flag without a parent. */
-	p.flags = valid ? 0 : PVPROF_SB_PROC_F_FORK;
-	memcpy(p.comm, comm, strnlen(comm, sizeof(p.comm) - 1));
-	gen_put(g, pvprof_st_put_sideband(g->buf + g->len, sizeof(g->buf) - g->len,
-					  0, g->time_ns, &p, sizeof(p)));
-}
-
-/* A sideband message as the agent sends it, framed into the stream. */
-static void gen_message(struct gen *g, void *msg, uint16_t type, uint32_t size)
-{
-	struct pvprof_sideband_hdr *sb = msg;
-
-	sb->type = type;
-	sb->version = PVPROF_SIDEBAND_VERSION;
-	sb->size = size;
-	sb->time_ns = g->time_ns;
-	if (pvprof_sideband_payload_check(msg, size) != PVPROF_SB_OK) {
-		fprintf(stderr, "report-test: a sideband message breaks the payload rules\n");
-		exit(2);
-	}
-	gen_put(g, pvprof_st_put_sideband(g->buf + g->len, sizeof(g->buf) - g->len,
-					  0, g->time_ns, msg, size));
-}
 
 struct named {
 	uint64_t addr, size;
@@ -1055,6 +1007,8 @@ static void test_writer_full(void)
 int main(int argc, char **argv)
 {
 	char data_path[4096];
+
+	gen_prog = "report-test";
 
 	memset(long_name, 'A', sizeof(long_name) - 1);
 	if (argc == 3 && !strcmp(argv[1], "gen"))

@@ -194,6 +194,9 @@ expect_err "record: -d 0" 2 "-d: expected a number from 1 to 604800, got: '0'" -
 expect_err "record: -F 0" 2 "-F: expected a number from 1 to 10000, got: '0'" -- record -F 0 1
 expect_err "record: unknown event" 2 "-e: expected 'cpu-clock', 'cycles' or 'instructions', got: 'x'" -- record -e x 1
 expect_err "record: empty -o" 2 "record: -o needs a file name" -- record -o '' 1
+expect_err "record: --call-graph foo" 2 "--call-graph: expected 'fp', 'dwarf' or 'dwarf,SIZE', got: 'foo'" -- record --call-graph foo 1
+expect_err "record: --call-graph dwarf,12" 2 "--call-graph: SIZE must be a multiple of 8 from 8 to 32768 bytes, got: '12'" -- record --call-graph dwarf,12 1
+expect_err "record: --call-graph dwarf,32776" 2 "--call-graph: SIZE must be a multiple of 8 from 8 to 32768 bytes, got: '32776'" -- record --call-graph dwarf,32776 1
 expect_err "record: two VMs" 2 "record: unexpected argument '2'" -- record 1 2
 expect_err "record: a process that is no VM" 1 "" -- record -d 1 -o "$tmp/novm.data" $$
 if [ -e "$tmp/novm.data" ]; then
@@ -203,7 +206,8 @@ else
 fi
 
 echo "== help"
-expect_help "help: record" "Usage: kvm-pvprof record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT] VM" record help
+expect_help "help: record" "Usage: kvm-pvprof record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT]" record help
+expect_help "help: record --call-graph" "[--call-graph fp|dwarf[,SIZE]] VM" record help
 expect_help "help: report" "--flamegraph OUT.svg" report --help
 expect_help "help: script" "stackcollapse-perf.pl" help script
 expect_help "help: top level lists record, report, script" "record, report, script" help

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DWARF unwinding of the user stack snapshots in a recording, for report
+ * and script (--call-graph dwarf).
+ *
+ * The guest agent sends each ELF file's unwind tables (PVPROF_SB_UNWIND)
+ * once per build-id; they are all read into one store in a first walk of
+ * the recording, like the symbolizer's complete tables, so a sample taken
+ * before its file's tables went out is unwound like a later one, and the
+ * tables behind a build-id never change during the report.  The mappings
+ * come from the symbolizer, in stream order: when an image's mappings
+ * change (a new MMAP), the unwinder's cached session for it is dropped.
+ *
+ * A sample's user frames become the unwound ones when the walk got past
+ * frame 0; otherwise the guest's frame-pointer chain stays, and the reason
+ * is counted for the report header.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "core/sideband.h"
+#include "report.h"
+#include "symbolize.h"
+#include "unwind.h"
+#include "unwind_tables.h"
+
+_Static_assert(UNWIND_NR_REGS == PVPROF_UREG_NR &&
+	       UNWIND_REG_IP == PVPROF_UREG_IP && UNWIND_REG_SP == PVPROF_UREG_SP &&
+	       UNWIND_REG_BP == PVPROF_UREG_BP && UNWIND_REG_BX == PVPROF_UREG_BX &&
+	       UNWIND_REG_R12 == PVPROF_UREG_R12 && UNWIND_REG_R15 == PVPROF_UREG_R15,
+	       "the unwinder takes the registers in the ABI's order");
+
+#define UW_BUCKETS	1024U
+
+/* One build-id's tables, as the unwinder takes them; @tables.key is itself. */
+struct uw_file {
+	struct uw_file *next;
+	uint8_t id_size;
+	uint8_t id[PVPROF_SB_BUILD_ID_MAX];
+	bool usable;		/* .eh_frame or .debug_frame complete */
+	struct unwind_tables tables;
+};
+
+/* One process image's mappings as given to the unwinder. */
+struct uw_image {
+	struct uw_image *next;
+	const void *image;	/* the symbolizer's */
+	uint64_t gen;		/* its maps_gen when @maps was built */
+	struct unwind_mapping *maps;
+	struct uw_file **files;	/* per mapping, NULL without a build-id entry */
+	size_t nr_maps;
+};
+
+struct report_unwind {
+	struct pvprof_symbolizer *sym;
+	struct pvprof_unwind_tables *store;
+	struct unwinder *u;
+	struct uw_file *files[UW_BUCKETS];
+	struct uw_image *images[UW_BUCKETS];
+	struct report_unwind_stats st;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ULL;
+	return h;
+}
+
+static struct uw_file *file_find(struct report_unwind *ru, const uint8_t *id,
+				 size_t size, bool create)
+{
+	size_t b;
+	struct uw_file *f;
+
+	if (!size || size > PVPROF_SB_BUILD_ID_MAX)
+		return NULL;
+	b = hash_bytes(id, size) & (UW_BUCKETS - 1);
+	for (f = ru->files[b]; f; f = f->next)
+		if (f->id_size == size && !memcmp(f->id, id, size))
+			return f;
+	if (!create)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->id_size = (uint8_t)size;
+	memcpy(f->id, id, size);
+	f->next = ru->files[b];
+	ru->files[b] = f;
+	return f;
+}
+
+struct feed_ctx {
+	struct report_unwind *ru;
+	bool oom;
+};
+
+static int feed_unwind(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+{
+	struct feed_ctx *c = opaque;
+	struct pvprof_sb_unwind m;
+
+	(void)off;
+	if (v->hdr.type != PVPROF_ST_SIDEBAND || v->sb_len < sizeof(m))
+		return 0;
+	memcpy(&m, v->sb_msg, sizeof(m));
+	if (m.hdr.type != PVPROF_SB_UNWIND)
+		return 0;
+	/* Bad parts are counted by the store and leave no file behind. */
+	if (pvprof_unwind_tables_add(c->ru->store, v->sb_msg, v->sb_len) < 0)
+		return 0;
+	if (!file_find(c->ru, m.build_id.bytes, m.build_id.size, true)) {
+		c->oom = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* After the first walk: each file's complete sections, fixed from now on. */
+static void files_settle(struct report_unwind *ru)
+{
+	struct pvprof_unwind_set set;
+	struct uw_file *f;
+	size_t b;
+
+	for (b = 0; b < UW_BUCKETS; b++) {
+		for (f = ru->files[b]; f; f = f->next) {
+			pvprof_unwind_tables_find(ru->store, f->id, f->id_size, &set);
+			f->tables = (struct unwind_tables){
+				.key = f,
+				.eh_frame_hdr = set.eh_frame_hdr.data,
+				.eh_frame_hdr_len = set.eh_frame_hdr.size,
+				.eh_frame_hdr_vaddr = set.eh_frame_hdr.vaddr,
+				.eh_frame = set.eh_frame.data,
+				.eh_frame_len = set.eh_frame.size,
+				.eh_frame_vaddr = set.eh_frame.vaddr,
+				.debug_frame = set.debug_frame.data,
+				.debug_frame_len = set.debug_frame.size,
+			};
+			f->usable = set.eh_frame.data || set.debug_frame.data;
+		}
+	}
+}
+
+/**
+ * report_unwind_new() - the unwinding state for one recording
+ * @r: the recording; its unwind tables are read here
+ * @sym: the symbolizer that report or script feeds in stream order (the
+ *	mappings come from it); it must outlive the result
+ *
+ * Return: the state, or NULL when out of memory.
+ */
+struct report_unwind *report_unwind_new(const struct recording *r,
+					struct pvprof_symbolizer *sym)
+{
+	struct report_unwind *ru = calloc(1, sizeof(*ru));
+	struct feed_ctx c = { .ru = ru };
+
+	if (!ru)
+		return NULL;
+	ru->sym = sym;
+	ru->store = pvprof_unwind_tables_new(PVPROF_UNWIND_TABLES_DEFAULT_MAX);
+	ru->u = unwinder_new();
+	if (!ru->store || !ru->u || recording_for_each(r, feed_unwind, &c) || c.oom) {
+		report_unwind_free(ru);
+		return NULL;
+	}
+	files_settle(ru);
+	return ru;
+}
+
+/**
+ * report_unwind_free() - free the unwinding state, its tables and caches
+ * @ru: the state, or NULL
+ */
+void report_unwind_free(struct report_unwind *ru)
+{
+	size_t b;
+
+	if (!ru)
+		return;
+	unwinder_free(ru->u);
+	for (b = 0; b < UW_BUCKETS; b++) {
+		while (ru->images[b]) {
+			struct uw_image *im = ru->images[b];
+
+			ru->images[b] = im->next;
+			free(im->maps);
+			free(im->files);
+			free(im);
+		}
+		while (ru->files[b]) {
+			struct uw_file *f = ru->files[b];
+
+			ru->files[b] = f->next;
+			free(f);
+		}
+	}
+	pvprof_unwind_tables_free(ru->store);
+	free(ru);
+}
+
+/**
+ * report_unwind_stats() - what happened to the snapshots so far
+ * @ru: the state
+ * @st: filled in
+ */
+void report_unwind_stats(const struct report_unwind *ru, struct report_unwind_stats *st)
+{
+	*st = ru->st;
+}
+
+/* Rebuild @im's mappings from the symbolizer's; false when out of memory. */
+static bool image_fill(struct report_unwind *ru, struct uw_image *im, size_t nr)
+{
+	size_t i;
+
+	free(im->maps);
+	free(im->files);
+	im->nr_maps = 0;
+	im->maps = calloc(nr ? nr : 1, sizeof(*im->maps));
+	im->files = calloc(nr ? nr : 1, sizeof(*im->files));
+	if (!im->maps || !im->files)
+		return false;
+	for (i = 0; i < nr; i++) {
+		struct pvprof_sym_map m;
+		struct uw_file *f;
+
+		pvprof_symbolizer_image_map(im->image, i, &m);
+		f = file_find(ru, m.build_id, m.build_id_size, false);
+		im->maps[i] = (struct unwind_mapping){
+			.start = m.start,
+			.end = m.end,
+			.vaddr = m.vaddr,
+			.tables = f && f->usable ? &f->tables : NULL,
+			.name = m.path,
+		};
+		im->files[i] = f;
+	}
+	im->nr_maps = nr;
+	return true;
+}
+
+/* The unwinder's view of an image, rebuilt when its mappings changed. */
+static struct uw_image *image_get(struct report_unwind *ru, const void *image,
+				  uint64_t gen, size_t nr)
+{
+	size_t b = hash_bytes(&image, sizeof(image)) & (UW_BUCKETS - 1);
+	struct uw_image *im;
+
+	for (im = ru->images[b]; im; im = im->next)
+		if (im->image == image)
+			break;
+	if (!im) {
+		im = calloc(1, sizeof(*im));
+		if (!im)
+			return NULL;
+		im->image = image;
+		im->next = ru->images[b];
+		ru->images[b] = im;
+	} else if (im->gen == gen && im->maps) {
+		return im;
+	}
+	/* The cached session knows the old modules: correctness first. */
+	unwinder_forget(ru->u, im);
+	im->gen = gen;
+	return image_fill(ru, im, nr) ? im : NULL;
+}
+
+static ssize_t map_index(const struct uw_image *im, uint64_t addr)
+{
+	size_t lo = 0, hi = im->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (im->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < im->maps[lo - 1].end ? (ssize_t)lo - 1 : -1;
+}
+
+static const struct unwind_mapping *find_mapping(void *ctx, uint64_t addr)
+{
+	const struct uw_image *im = ctx;
+	ssize_t i = map_index(im, addr);
+
+	return i < 0 ? NULL : &im->maps[i];
+}
+
+static void frames_from_record(const struct pvprof_st_view *v, struct report_frames *out)
+{
+	uint32_t i, n = v->nr_frames;
+
+	if (n > PVPROF_MAX_DEPTH)
+		n = PVPROF_MAX_DEPTH;
+	for (i = 0; i < n; i++)
+		out->addr[i] = pvprof_st_frame(v, i);
+	out->nr = n;
+	out->nr_kernel = v->u.callchain.rec.nr_kernel < n ? v->u.callchain.rec.nr_kernel : n;
+	out->first_return = n;
+}
+
+/* Why a walk that stopped at frame 0 did, for the header. */
+static enum report_uw_fallback fallback_reason(const struct uw_image *im, uint64_t ip,
+					       enum unwind_end end)
+{
+	ssize_t i;
+
+	switch (end) {
+	case UNWIND_END_NO_TABLES:
+		i = im ? map_index(im, ip) : -1;
+		if (i >= 0 && im->files[i] && !im->files[i]->usable)
+			return REPORT_UW_INCOMPLETE;
+		return REPORT_UW_NO_TABLES;
+	case UNWIND_END_MEMORY:
+		return REPORT_UW_MEMORY;
+	case UNWIND_END_OUTERMOST:
+		return REPORT_UW_NO_CALLER;
+	default:
+		return REPORT_UW_ERROR;
+	}
+}
+
+/**
+ * report_sample_frames() - the frames a callchain is shown with
+ * @res: the resolver; its @unwind, when set, unwinds user stack snapshots
+ * @v: the callchain record
+ * @out: filled in: the record's kernel frames, then its user frames,
+ *	DWARF-unwound when the record has a snapshot that unwinds past its
+ *	first frame, else the guest's frame-pointer chain
+ *
+ * Return: 0, or -1 when out of memory.
+ */
+int report_sample_frames(const struct report_resolver *res,
+			 const struct pvprof_st_view *v, struct report_frames *out)
+{
+	const struct pvprof_record *rec = &v->u.callchain.rec;
+	struct report_unwind *ru = res ? res->unwind : NULL;
+	uint64_t user[PVPROF_MAX_DEPTH];
+	struct unwind_sample s;
+	struct uw_image *im = NULL;
+	const void *image;
+	enum unwind_end end = UNWIND_END_NO_TABLES;
+	size_t nr_maps;
+	uint64_t gen;
+	int n = 0, max;
+
+	frames_from_record(v, out);
+	if (!ru || !v->ustack_data)
+		return 0;
+	ru->st.snapshots++;
+	max = PVPROF_MAX_DEPTH - (int)out->nr_kernel;
+	image = pvprof_symbolizer_image(ru->sym, rec->pid, rec->exec_gen, &gen, &nr_maps);
+	if (image) {
+		im = image_get(ru, image, gen, nr_maps);
+		if (!im)
+			return -1;
+	}
+	if (im && max >= 2) {
+		memcpy(s.regs, v->ustack_regs, sizeof(s.regs));
+		s.stack = v->ustack_data;
+		s.stack_len = v->ustack_size;
+		n = unwind_sample(ru->u, im, find_mapping, im, &s, user, max, &end);
+	}
+	if (n < 2) {
+		ru->st.fallback[fallback_reason(im, v->ustack_regs[PVPROF_UREG_IP], end)]++;
+		return 0;
+	}
+	ru->st.unwound++;
+	ru->st.outermost += end == UNWIND_END_OUTERMOST;
+	memcpy(out->addr + out->nr_kernel, user, (size_t)n * sizeof(*user));
+	out->nr = out->nr_kernel + (uint32_t)n;
+	/* user[0] is the sampled IP, the rest return addresses. */
+	out->first_return = out->nr_kernel + 1;
+	return 0;
+}
+
+/**
+ * report_frame_resolve() - name one frame of report_sample_frames()
+ * @res: the resolver, or NULL
+ * @fr: the sample's frames
+ * @i: the frame
+ * @pid: the sample's pid
+ * @exec_gen: its exec generation
+ * @sym: filled as by report_resolve()
+ *
+ * A return address found by unwinding is named at addr - 1: the call may
+ * be a function's last instruction (a call to a noreturn function), and
+ * its return address then belongs to the next function.  The offset shown
+ * is still the return address's.
+ */
+void report_frame_resolve(const struct report_resolver *res,
+			  const struct report_frames *fr, uint32_t i, uint32_t pid,
+			  uint32_t exec_gen, struct report_sym *sym)
+{
+	uint64_t addr = fr->addr[i];
+
+	if (i < fr->first_return || !addr) {
+		report_resolve(res, i < fr->nr_kernel, pid, exec_gen, addr, sym);
+		return;
+	}
+	report_resolve(res, false, pid, exec_gen, addr - 1, sym);
+	if (sym->symbol || sym->dso)
+		sym->offset++;
+	else
+		sym->offset = addr;
+}
+
+/**
+ * report_unwind_describe() - the header line on user stacks
+ * @ru: the state
+ * @f: output
+ *
+ * Nothing is written for a recording without snapshots, so that reports
+ * of frame-pointer recordings stay as they were.
+ */
+void report_unwind_describe(const struct report_unwind *ru, FILE *f)
+{
+	const struct report_unwind_stats *st = &ru->st;
+	uint64_t fp = 0;
+	int i;
+
+	if (!st->snapshots)
+		return;
+	for (i = 0; i < REPORT_UW_NR; i++)
+		fp += st->fallback[i];
+	fprintf(f, "# user stacks: %" PRIu64 " unwound with DWARF CFI (%" PRIu64
+		" to the outermost frame), %" PRIu64 " by frame pointers", st->unwound,
+		st->outermost, fp);
+	for (i = 0; i < REPORT_UW_NR; i++)
+		fprintf(f, "%s%s %" PRIu64, i ? ", " : " (", report_uw_fallback_name(i),
+			st->fallback[i]);
+	fprintf(f, ")\n");
+}
+
+/**
+ * report_uw_fallback_name() - a fallback reason, as the header prints it
+ * @r: the reason
+ *
+ * Return: a static string.
+ */
+const char *report_uw_fallback_name(enum report_uw_fallback r)
+{
+	static const char *const names[REPORT_UW_NR] = {
+		[REPORT_UW_NO_TABLES] = "no tables",
+		[REPORT_UW_INCOMPLETE] = "tables incomplete",
+		[REPORT_UW_MEMORY] = "memory",
+		[REPORT_UW_ERROR] = "error",
+		[REPORT_UW_NO_CALLER] = "no caller",
+	};
+
+	return (unsigned int)r < REPORT_UW_NR ? names[r] : "?";
+}
