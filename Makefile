@@ -18,8 +18,11 @@
 #                   (guest-agent/tests/agent-nested.sh; 5-10 min)
 #   make deps       install the Debian packages the build and tests need
 #   make demo       profile a demo workload in a guest, end to end (demo/README.md;
-#                   WORKLOAD=static-binary ARGS="..." DURATION=s HZ=hz)
+#                   WORKLOAD=static-binary ARGS="..." DURATION=s HZ=hz
+#                   CALL_GRAPH=dwarf|fp)
 #   make check-demo the demo as a smoke test (about 2 min once built)
+#   make check-unwind user stacks of gcc -O2 -fomit-frame-pointer code in a
+#                   guest, unwound with DWARF CFI (tests/unwind; about 3 min)
 #   make bench      pvprof against host perf's IP-only sampling (tests/bench)
 #
 # Every suite ends with a line "N passed, N failed" and leaves its counts in
@@ -34,12 +37,12 @@ export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
-	demo check-demo bench clean help agent check-agent
+	demo check-demo check-unwind bench clean help agent check-agent
 
 all: user
 
 help:
-	@sed -n '3,26p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,29p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -66,7 +69,8 @@ check-agent: modules guest-driver tool agent
 # any failure (including a suite that died before writing its counts) fails.
 check: deps
 	@rm -rf $(O)/results
-	@$(MAKE) -k check-unit check-host check-guest check-agent check-demo check-debug-if-cached; status=$$?; \
+	@$(MAKE) -k check-unit check-host check-guest check-agent check-demo check-unwind \
+		check-debug-if-cached; status=$$?; \
 	scripts/summarize-results.sh $(O)/results && exit $$status
 
 check-unit:
@@ -128,13 +132,18 @@ check-debug-if-cached:
 
 # The main job, its smoke test (in make check) and the benchmark.
 DEMO_OPTS	= $(if $(WORKLOAD),--workload "$(WORKLOAD)") $(if $(ARGS),--args "$$DEMO_ARGS") \
-		  $(if $(DURATION),--seconds $(DURATION)) $(if $(HZ),--hz $(HZ))
+		  $(if $(DURATION),--seconds $(DURATION)) $(if $(HZ),--hz $(HZ)) \
+		  $(if $(CALL_GRAPH),--call-graph $(CALL_GRAPH))
 demo: export DEMO_ARGS = $(ARGS)
 demo: deps
 	demo/run.sh $(strip $(DEMO_OPTS))
 
 check-demo: deps
 	demo/check.sh
+
+# User stacks of -O2 code without frame pointers, unwound with DWARF CFI.
+check-unwind: deps
+	tests/unwind/check.sh
 
 bench: deps
 	tests/bench/run.sh $(if $(HZ),--hz $(HZ)) $(if $(REPS),--reps $(REPS))

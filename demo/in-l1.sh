@@ -6,7 +6,7 @@
 # the workload started, then stops the guest. Leaves OUT/pvprof.data, OUT/record.log,
 # OUT/status.txt and the guest's console in OUT/l2/console.log.
 #
-# usage: in-l1.sh OUT INITRD SECONDS HZ
+# usage: in-l1.sh OUT INITRD SECONDS HZ CALL_GRAPH
 
 PROG=demo
 DEMO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,8 +16,8 @@ source "$DEMO_DIR/../tests/nested/common.sh"
 source "$DEMO_DIR/l2lib.sh"
 set -uo pipefail
 
-[ $# -eq 4 ] || die "usage: in-l1.sh OUT INITRD SECONDS HZ"
-out=$1 initrd=$2 seconds=$3 hz=$4
+[ $# -eq 5 ] || die "usage: in-l1.sh OUT INITRD SECONDS HZ CALL_GRAPH"
+out=$1 initrd=$2 seconds=$3 hz=$4 call_graph=$5
 TOOL=$O/bin/kvm-pvprof
 
 l2_boot "$out/l2" "$initrd" 1 512 || die "the L2 guest did not reach its init (console: $out/l2/console.log)"
@@ -33,7 +33,8 @@ l2_pid=$(cat "$out/l2/qemu.pid") || die "no L2 QEMU pid"
 # Recording starts sampling; the guest's agent then publishes, and only
 # when it is done does the guest start the workload. From then on, the
 # demo's duration.
-"$TOOL" record -F "$hz" -o "$out/pvprof.data" "$l2_pid" 2> "$out/record.log" &
+"$TOOL" record -F "$hz" --call-graph "$call_graph" -o "$out/pvprof.data" "$l2_pid" \
+	2> "$out/record.log" &
 record_pid=$!
 # The guest allows pvprofd 300 s to publish and 120 s to send it.
 if ! l2_wait_line "$out/l2" '^DEMO-(WORKLOAD-STARTED|ERROR)' 480 || [ -n "$(console_error)" ]; then

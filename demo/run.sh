@@ -12,7 +12,7 @@ set -uo pipefail
 usage() {
 	cat <<USAGE
 usage: demo/run.sh [--workload STATIC_BINARY] [--args "WORDS"] [--seconds N]
-                   [--hz HZ] [--out DIR] [--top N]
+                   [--hz HZ] [--call-graph fp|dwarf[,SIZE]] [--out DIR] [--top N]
 
 Builds the pvprof KVM modules, kvm-pvprof, the guest driver and the guest
 agent pvprofd; boots the nested host (L1, QEMU TCG with nested SVM) with the
@@ -29,22 +29,28 @@ workload; records it from L1 with 'kvm-pvprof record' and writes, in DIR:
 then prints the top of report.txt.
 
   --workload BIN  a statically linked x86-64 program to profile instead of the
-                  demo workload (demo/workload.c); build it with frame pointers
-                  for complete user stacks
+                  demo workload (demo/workload.c), built any way (-O2 without
+                  frame pointers is fine with --call-graph dwarf)
   --args "WORDS"  its arguments, split at white space (default for the demo
                   workload: 0, which runs until the recording ends)
   --seconds N     how long to record once the workload runs (default 10);
                   the recording also holds the guest agent's publication
                   just before (a few seconds)
   --hz HZ         samples per second (default 1000)
+  --call-graph M  how user stacks are walked (kvm-pvprof record --call-graph):
+                  dwarf (default: the guest sends 8 KiB of user stack per
+                  sample and its agent the programs' unwind tables, and the
+                  host unwinds with them), dwarf,SIZE, or fp (frame pointers
+                  only, as the guest walks them)
   --out DIR       where the results go (default \$O/demo)
   --top N         lines of the report to print at the end (default 40)
 
-make demo WORKLOAD=... ARGS="..." DURATION=... HZ=... passes these on.
+make demo WORKLOAD=... ARGS="..." DURATION=... HZ=... CALL_GRAPH=... passes
+these on.
 USAGE
 }
 
-workload= args= args_given= seconds=10 hz=1000 out=$O/demo top=40
+workload= args= args_given= seconds=10 hz=1000 out=$O/demo top=40 call_graph=dwarf
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || case "$1" in -h|--help) ;; *) die "$1 needs an argument (see --help)" ;; esac
 	case "$1" in
@@ -52,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--args) args=$2; args_given=1 ;;
 	--seconds) seconds=$2 ;;
 	--hz) hz=$2 ;;
+	--call-graph) call_graph=$2 ;;
 	--out) out=$2 ;;
 	--top) top=$2 ;;
 	-h|--help) usage; exit 0 ;;
@@ -62,6 +69,7 @@ done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] && [ "$seconds" -le 3600 ] || die "--seconds must be 1 to 3600, got '$seconds'"
 [[ "$hz" =~ ^[1-9][0-9]*$ ]] && [ "$hz" -le 10000 ] || die "--hz must be 1 to 10000, got '$hz'"
 [[ "$top" =~ ^[0-9]+$ ]] || die "--top must be a number, got '$top'"
+[[ "$call_graph" =~ ^(fp|dwarf(,[1-9][0-9]*)?)$ ]] || die "--call-graph must be fp, dwarf or dwarf,SIZE, got '$call_graph'"
 case "$out" in
 /tmp/*|/run/*|/dev/shm/*) die "--out must not be under /tmp, /run or /dev/shm (L1 mounts fresh ones)" ;;
 esac
@@ -116,7 +124,7 @@ step "building the L2 guest's initramfs" "$NESTED_DIR/l2-initramfs" -o "$initrd"
 
 echo "demo: booting the nested host and the guest" >&2
 "$NESTED_DIR/run-l1" --kvm pvprof --timeout $((seconds + 900)) --out "$out" -- \
-	"$DEMO_DIR/in-l1.sh" "$out" "$initrd" "$seconds" "$hz" > "$out/l1.log" 2>&1
+	"$DEMO_DIR/in-l1.sh" "$out" "$initrd" "$seconds" "$hz" "$call_graph" > "$out/l1.log" 2>&1
 l1_status=$?
 grep -E '^(demo|recorded|run-l1: L1 booted)' "$out/l1.log" >&2
 [ "$l1_status" = 0 ] && [ -s "$out/pvprof.data" ] ||
