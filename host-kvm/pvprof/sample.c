@@ -517,6 +517,16 @@ void pvprof_published_want(const struct pvprof_vm *pvm, struct pvprof_published 
 	want->ustack_size = enabled ? pvm->config.ustack_size : 0;
 }
 
+/* Will pvprof_publish_state() change the ustack_size the guest sees? */
+static bool pvprof_ustack_changes(const struct pvprof_vm *pvm,
+				  const struct pvprof_vcpu *pv)
+{
+	struct pvprof_published want;
+
+	pvprof_published_want(pvm, &want);
+	return want.ustack_size != pv->published.ustack_size;
+}
+
 /*
  * Keep line 1's state, event, period and ustack_size as the configuration
  * says.  The validator follows the ustack_size the guest can see.
@@ -650,12 +660,13 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 		return;
 	}
 	/*
-	 * Drain first: the records posted since the last entry were written
-	 * for the configuration the guest saw then (its ustack_size), and are
-	 * judged by it before a new one is published.
+	 * Records posted since the last entry were written for the ustack_size
+	 * the guest saw then: they are judged by it before a new one is
+	 * published.
 	 */
-	if (pvprof_drain(kvm, pvm, pv, false) || pvprof_publish_state(kvm, pvm, pv) ||
-	    pvprof_notice(vcpu, pv))
+	if ((pvprof_ustack_changes(pvm, pv) && pvprof_drain(kvm, pvm, pv, false)) ||
+	    pvprof_publish_state(kvm, pvm, pv) || pvprof_notice(vcpu, pv) ||
+	    pvprof_drain(kvm, pvm, pv, false))
 		pvprof_buffer_gone(pvm, pv, pvprof_take_sample(pv, &sample));
 }
 
