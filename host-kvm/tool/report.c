@@ -207,14 +207,19 @@ static struct profile_func *func_get(struct profile *p, const char *name,
  * @buf: room for the label
  * @size: its size, at least LABEL_SIZE
  *
- * Return: the symbol, else "DSO+0xOFFSET", else "0xADDRESS"; unescaped.
+ * Return: the symbol, else "DSO+0xOFFSET" ("DSO-0xOFFSET" for an offset
+ * with the top bit set: a kernel frame below _stext), else "0xADDRESS";
+ * unescaped.
  */
 const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
 			size_t size)
 {
 	if (sym->symbol)
 		return sym->symbol;
-	if (sym->dso)
+	if (sym->dso && (int64_t)sym->offset < 0)	/* below the kernel's _stext */
+		snprintf(buf, size, "%.*s-0x%" PRIx64, REPORT_NAME_MAX, sym->dso,
+			 -sym->offset);
+	else if (sym->dso)
 		snprintf(buf, size, "%.*s+0x%" PRIx64, REPORT_NAME_MAX, sym->dso,
 			 sym->offset);
 	else
@@ -315,6 +320,8 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 		return 0;
 
 	p->stats.samples++;
+	p->stats.cut_samples += !!c->frames.cut;
+	p->stats.cut_frames += c->frames.cut;
 	comm = intern(p, comm);
 	if (!comm || node_child(p, 0, comm, PROFILE_KIND_COMM, &node))
 		return -1;
@@ -395,6 +402,18 @@ static int build_record(void *opaque, const struct pvprof_st_view *v, uint64_t o
 	s->stale += !!(flags & PVPROF_REC_F_STALE);
 	s->skewed += !!(flags & PVPROF_REC_F_SKEWED);
 	s->truncated += !!(flags & PVPROF_REC_F_TRUNCATED);
+	/*
+	 * The guest flags both a chain that filled the record and one whose
+	 * walk stopped at a frame it could not follow.  The recording does not
+	 * keep the max_depth the VM was enabled with (record enables with the
+	 * maximum), so a full record is one of PVPROF_MAX_DEPTH frames.
+	 */
+	if ((flags & PVPROF_REC_F_TRUNCATED) &&
+	    (uint32_t)v->u.callchain.rec.nr_kernel + v->u.callchain.rec.nr_user >=
+	    PVPROF_MAX_DEPTH)
+		s->trunc_depth++;
+	if ((flags & PVPROF_REC_F_TRUNCATED) && v->ustack_data)
+		s->trunc_snapshot++;
 	s->empty += !v->nr_frames;
 	if (!s->first_ns)
 		s->first_ns = v->hdr.host_time_ns;
@@ -613,8 +632,17 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 	fprintf(f, "# records: %" PRIu64 " (%" PRIu64 " bytes of stream), callchains: %"
 		PRIu64 " (%" PRIu64 " in user mode, %" PRIu64 " without frames)\n",
 		s->records, r->stream_bytes, s->callchains, s->user_mode, s->empty);
-	fprintf(f, "# stale: %" PRIu64 ", skewed: %" PRIu64 ", truncated: %" PRIu64 "\n",
-		s->stale, s->skewed, s->truncated);
+	fprintf(f, "# stale: %" PRIu64 ", skewed: %" PRIu64 ", truncated: %" PRIu64
+		" (depth limit %" PRIu64 ", frame-pointer walk ended %" PRIu64 ")\n",
+		s->stale, s->skewed, s->truncated, s->trunc_depth,
+		s->truncated - s->trunc_depth);
+	if (s->trunc_snapshot)
+		fprintf(f, "#   of them with a user stack snapshot, unwound below: %" PRIu64 "\n",
+			s->trunc_snapshot);
+	if (res && res->user_code)
+		fprintf(f, "# frame-pointer chains cut at a return address outside the image's"
+			" code: %" PRIu64 " (%" PRIu64 " frames)\n", s->cut_samples,
+			s->cut_frames);
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
 		lost += s->losses[i];
 	fprintf(f, "# losses: %" PRIu64, lost);
@@ -880,6 +908,11 @@ static void sym_resolve(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exe
 	out->offset = sym.offset;
 }
 
+static int sym_user_code(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t addr)
+{
+	return pvprof_symbolizer_user_code(ctx, pid, exec_gen, addr);
+}
+
 static const char *sym_comm(void *ctx, uint32_t pid, uint32_t exec_gen)
 {
 	return pvprof_symbolizer_comm(ctx, pid, exec_gen);
@@ -943,6 +976,7 @@ void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *re
 	res->resolve = sym_resolve;
 	res->comm = sym_comm;
 	res->describe = sym_describe;
+	res->user_code = sym_user_code;
 	res->unwind = NULL;
 }
 
@@ -979,8 +1013,10 @@ static int report_help(void)
 	       "\n"
 	       "Show the profile in a recording made by '%1$s record'. The header gives\n"
 	       "the recording's totals: records, callchains, stale, skewed and truncated\n"
-	       "ones, losses by reason, sideband messages and rejected ones, and frames\n"
-	       "left unsymbolized. Then the top functions, or the chosen view.\n"
+	       "ones (at the depth limit, or where the frame-pointer walk ended), chains\n"
+	       "cut at a return address outside the image's code, losses by reason,\n"
+	       "sideband messages and rejected ones, and frames left unsymbolized.\n"
+	       "Then the top functions, or the chosen view.\n"
 	       "\n"
 	       "  -i FILE           the recording (default %2$s)\n"
 	       "  --sort self|total order functions by their own samples (default) or\n"

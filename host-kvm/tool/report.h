@@ -41,6 +41,10 @@ struct report_sym {
  * @resolve: symbolizes one frame
  * @comm: the command name of a process, NULL when unknown
  * @describe: optional, writes one header line on what it knows
+ * @user_code: optional, whether a user address lies in an executable
+ *	mapping of the process image: 1 yes, 0 no, -1 no mapping of the image
+ *	is known; frame-pointer chains are cut at the first return address
+ *	that is not (report_sample_frames()).  NULL keeps every chain whole
  * @unwind: optional, unwinds the user stack snapshots of --call-graph
  *	dwarf recordings (report_unwind_new()); NULL keeps every record's
  *	frame-pointer chain
@@ -56,6 +60,7 @@ struct report_resolver {
 			uint64_t addr, struct report_sym *out);
 	const char *(*comm)(void *ctx, uint32_t pid, uint32_t exec_gen);
 	void (*describe)(void *ctx, FILE *f);
+	int (*user_code)(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t addr);
 	struct report_unwind *unwind;
 };
 
@@ -66,10 +71,13 @@ struct report_resolver {
  * @nr_kernel: of those, kernel frames
  * @first_return: frames from this index on are return addresses found by
  *	DWARF unwinding, named at addr - 1; @nr when there are none
+ * @cut: user frames of the record's frame-pointer chain left out from a
+ *	return address outside the image's code on (0 when none)
  */
 struct report_frames {
 	uint64_t addr[PVPROF_MAX_DEPTH];
 	uint32_t nr, nr_kernel, first_return;
+	uint32_t cut;
 };
 
 /* Why a snapshot's user frames stayed the guest's frame-pointer chain. */
@@ -125,6 +133,13 @@ struct report_filter {
  * @stale: callchains flagged stale
  * @skewed: callchains flagged skewed
  * @truncated: callchains flagged truncated
+ * @trunc_depth: of those, the ones whose frames reached the depth limit
+ * @trunc_snapshot: of those, the ones with a user stack snapshot, whose
+ *	user part report unwinds instead (the guest's walk ended, not the
+ *	stack shown)
+ * @cut_samples: samples that passed the filters whose frame-pointer chain
+ *	was cut at a return address outside the image's code
+ * @cut_frames: the frames left out of them
  * @empty: callchains without a frame
  * @frames: frames in the samples that passed the filters
  * @unsymbolized: of those, frames without a symbol
@@ -141,6 +156,7 @@ struct report_filter {
 struct report_stats {
 	uint64_t records, callchains, samples, user_mode;
 	uint64_t stale, skewed, truncated, empty;
+	uint64_t trunc_depth, trunc_snapshot, cut_samples, cut_frames;
 	uint64_t frames, unsymbolized;
 	uint64_t losses[PVPROF_LOSS_NR];
 	uint64_t sideband, sideband_bytes, sideband_rejected;

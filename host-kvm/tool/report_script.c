@@ -30,13 +30,25 @@ struct script_ctx {
 	struct report_frames frames;	/* the sample being written */
 };
 
-static void script_frame(FILE *f, const struct report_sym *sym, uint64_t addr)
+/*
+ * A kernel frame without a symbol but in a known image is named like
+ * report names it, "[kernel.kallsyms]+0xOFFSET" ("-0x" below _stext) or
+ * "[module]+0xOFFSET": a bare "[unknown]" would merge every such frame
+ * (idle, .init, .noinstr code) into one.  User frames keep perf's
+ * "[unknown] (DSO)", which stackcollapse-perf.pl names after the DSO.
+ */
+static void script_frame(FILE *f, const struct report_sym *sym, uint64_t addr,
+			 bool kernel)
 {
 	char esc[REPORT_ESC_SIZE], esc_dso[REPORT_ESC_SIZE];
 
 	fprintf(f, "\t%16" PRIx64 " ", addr);
 	if (sym->symbol)
 		fprintf(f, "%s+0x%" PRIx64, esc_script(sym->symbol, esc), sym->offset);
+	else if (kernel && sym->dso && (int64_t)sym->offset < 0)
+		fprintf(f, "%s-0x%" PRIx64, esc_script(sym->dso, esc), -sym->offset);
+	else if (kernel && sym->dso)
+		fprintf(f, "%s+0x%" PRIx64, esc_script(sym->dso, esc), sym->offset);
 	else
 		fputs("[unknown]", f);
 	fprintf(f, " (%s)\n", sym->dso ? esc_script(sym->dso, esc_dso) : "[unknown]");
@@ -77,7 +89,7 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
 		struct report_sym sym;
 
 		report_frame_resolve(res, &c->frames, i, rec->pid, rec->exec_gen, &sym);
-		script_frame(c->f, &sym, c->frames.addr[i]);
+		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel);
 	}
 	fputc('\n', c->f);
 	return ferror(c->f) ? -1 : 0;

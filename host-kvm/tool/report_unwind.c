@@ -307,6 +307,37 @@ static void frames_from_record(const struct pvprof_st_view *v, struct report_fra
 	out->nr = n;
 	out->nr_kernel = v->u.callchain.rec.nr_kernel < n ? v->u.callchain.rec.nr_kernel : n;
 	out->first_return = n;
+	out->cut = 0;
+}
+
+/*
+ * The guest's frame-pointer walk cannot tell a saved frame pointer from
+ * any other word: past a function built without frame pointers it reads
+ * data, and every "return address" after that is noise (ASCII text, stack
+ * addresses).  Cut the chain at the first return address outside the
+ * image's executable mappings; the first user frame is the interrupted IP,
+ * not read from the stack, and stays.  Without any known mapping of the
+ * image nothing can be judged and the chain stays whole.
+ */
+static void cut_fp_chain(const struct report_resolver *res, const struct pvprof_record *rec,
+			 struct report_frames *out)
+{
+	uint32_t i;
+
+	if (!res || !res->user_code)
+		return;
+	for (i = out->nr_kernel + 1; i < out->nr; i++) {
+		int in = res->user_code(res->ctx, rec->pid, rec->exec_gen, out->addr[i]);
+
+		if (in < 0)
+			return;
+		if (!in) {
+			out->cut = out->nr - i;
+			out->nr = i;
+			out->first_return = i;
+			return;
+		}
+	}
 }
 
 /* Why a walk that stopped at frame 0 did, for the header. */
@@ -336,7 +367,9 @@ static enum report_uw_fallback fallback_reason(const struct uw_image *im, uint64
  * @v: the callchain record
  * @out: filled in: the record's kernel frames, then its user frames,
  *	DWARF-unwound when the record has a snapshot that unwinds past its
- *	first frame, else the guest's frame-pointer chain
+ *	first frame, else the guest's frame-pointer chain, cut at its first
+ *	return address outside the image's code when @res can tell
+ *	(report_resolver.user_code; @out->cut counts the frames left out)
  *
  * Return: 0, or -1 when out of memory.
  */
@@ -355,8 +388,10 @@ int report_sample_frames(const struct report_resolver *res,
 	int n = 0, max;
 
 	frames_from_record(v, out);
-	if (!ru || !v->ustack_data)
+	if (!ru || !v->ustack_data) {
+		cut_fp_chain(res, rec, out);
 		return 0;
+	}
 	ru->st.snapshots++;
 	max = PVPROF_MAX_DEPTH - (int)out->nr_kernel;
 	image = pvprof_symbolizer_image(ru->sym, rec->pid, rec->exec_gen, &gen, &nr_maps);
@@ -373,6 +408,7 @@ int report_sample_frames(const struct report_resolver *res,
 	}
 	if (n < 2) {
 		ru->st.fallback[fallback_reason(im, v->ustack_regs[PVPROF_UREG_IP], end)]++;
+		cut_fp_chain(res, rec, out);
 		return 0;
 	}
 	ru->st.unwound++;

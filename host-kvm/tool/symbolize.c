@@ -815,6 +815,28 @@ static struct kimage *kimage_twin(struct pvprof_symbolizer *s, struct kimage *im
 	return twin && twin->base == img->base && twin->end == img->end ? twin : NULL;
 }
 
+/*
+ * A kernel frame in no text range the agent described: idle and .noinstr
+ * code past _etext, .init text, or an address no symbol covers.  Once the
+ * kernel's identity is known its offset from _stext still tells frames
+ * apart and can be looked up in the guest's System.map; a bare "unknown"
+ * would merge them all.  The offset wraps for an address below _stext:
+ * the writers show it as negative.
+ */
+static void kernel_outside(struct pvprof_symbolizer *s, uint64_t addr,
+			   struct pvprof_sym *out)
+{
+	const struct kimage *k = &s->kernel;
+
+	/* Not yet in the stream: the recording's only kernel, if it had one. */
+	if (!k->end && s->complete && s->complete->kernel.layouts == 1)
+		k = &s->complete->kernel;
+	if (!k->end)
+		return;
+	out->dso = k->dso;
+	out->offset = addr - k->base;
+}
+
 static void resolve_kernel(struct pvprof_symbolizer *s, uint64_t addr,
 			   struct pvprof_sym *out)
 {
@@ -830,8 +852,10 @@ static void resolve_kernel(struct pvprof_symbolizer *s, uint64_t addr,
 	}
 	if (twin)
 		img = twin;
-	if (!img)
+	if (!img) {
+		kernel_outside(s, addr, out);
 		return;
+	}
 	out->dso = img->dso;
 	out->offset = addr - img->base;
 	sym = symtab_find(&img->syms, addr);
@@ -959,6 +983,44 @@ void pvprof_symbolizer_image_map(const void *image, size_t i, struct pvprof_sym_
 	out->build_id = m->elf ? m->elf->id : NULL;
 	out->build_id_size = m->elf ? m->elf->id_size : 0;
 	out->path = m->path;
+}
+
+/**
+ * pvprof_symbolizer_user_code() - is a user address in the image's code
+ * @s: the symbolizer
+ * @pid: the image's pid
+ * @exec_gen: its exec generation
+ * @addr: a return address of the image's frame-pointer chain
+ *
+ * The agent describes every executable mapping (PVPROF_SB_MMAP), so a
+ * return address in none of them is not one: the guest's frame-pointer
+ * walk went through code without frame pointers and read data.  The
+ * mappings known at this point of the stream count, and so do the whole
+ * recording's (a sample may come before its mappings were sent).  @addr
+ * - 1 counts too: a call that is the last instruction of a mapping
+ * returns to the address after it.
+ *
+ * Return: 1 when @addr is in one of the image's executable mappings, 0
+ * when it is in none, -1 when no mapping of the image is known (nothing
+ * can be judged).
+ */
+int pvprof_symbolizer_user_code(struct pvprof_symbolizer *s, uint32_t pid,
+				uint32_t exec_gen, uint64_t addr)
+{
+	struct proc *p = proc_find(s, pid, exec_gen, false, NULL);
+	struct proc *c = s->complete ?
+			 proc_find(s->complete, pid, exec_gen, false, NULL) : NULL;
+	int i;
+
+	if ((!p || !p->nr_maps) && (!c || !c->nr_maps))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		uint64_t a = addr - (uint64_t)i;
+
+		if ((p && mapping_at(p, a)) || (c && mapping_at(c, a)))
+			return 1;
+	}
+	return 0;
 }
 
 /**

@@ -29,6 +29,10 @@ struct pvprof_symbolizer;
  * @offset: from the symbol's start; from the DSO's base (kernel: _stext or
  *	the module's base; files: the file offset) when @symbol is NULL; the
  *	raw address when both are NULL
+ *
+ * A kernel frame outside every text range the agent described is still
+ * "[kernel.kallsyms]", at its offset from _stext (wrapped below it), once
+ * a KERNEL message gave _stext.
  */
 struct pvprof_sym {
 	const char *symbol;
@@ -89,6 +93,8 @@ void pvprof_symbolizer_resolve(struct pvprof_symbolizer *s, bool kernel_frame,
 const void *pvprof_symbolizer_image(struct pvprof_symbolizer *s, uint32_t pid,
 				    uint32_t exec_gen, uint64_t *gen, size_t *nr_maps);
 void pvprof_symbolizer_image_map(const void *image, size_t i, struct pvprof_sym_map *out);
+int pvprof_symbolizer_user_code(struct pvprof_symbolizer *s, uint32_t pid,
+				uint32_t exec_gen, uint64_t addr);
 const char *pvprof_symbolizer_comm(struct pvprof_symbolizer *s, uint32_t pid,
 				   uint32_t exec_gen);
 void pvprof_symbolizer_stats(const struct pvprof_symbolizer *s,

@@ -23,6 +23,10 @@
  *			addresses are 1 MiB off (it cannot unwind), the rest
  *			after the right ones: the host must drop the image
  *			it had built from the wrong ones
+ *	--fp-garbage	the frame-pointer chain goes on after the IP with a
+ *			"return address" in no mapping (ASCII text), then
+ *			one in the first mapping, as a walk that followed a
+ *			saved register through code without frame pointers
  *
  * Each record's frame-pointer chain is what a frame-pointer walk of the
  * fixture gives: its IP only (it has no frame pointers).
@@ -62,7 +66,7 @@ struct snapshot {
 static struct {
 	unsigned long copies;
 	uint32_t size;
-	bool fp, no_unwind, drop_part, kernel, republish, remap;
+	bool fp, no_unwind, drop_part, kernel, republish, remap, fp_garbage;
 } opt = { .copies = 1, .size = PVPROF_USTACK_DEFAULT };
 
 static struct gen g;
@@ -326,7 +330,8 @@ static void gen_snapshot_sample(const struct snapshot *s)
 	static uint64_t rec_buf[(PVPROF_STREAM_MAX_RECORD + 7) / 8];
 	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
 	struct pvprof_notice_facts facts = { 0 };
-	uint32_t nr_kernel = opt.kernel ? 2 : 0, nr = nr_kernel + 1, size;
+	uint32_t nr_user = opt.fp_garbage ? 3 : 1;
+	uint32_t nr_kernel = opt.kernel ? 2 : 0, nr = nr_kernel + nr_user, size;
 
 	memset(rec_buf, 0, sizeof(rec_buf));
 	rec->seq = ++g.seq;
@@ -336,12 +341,16 @@ static void gen_snapshot_sample(const struct snapshot *s)
 	rec->exec_gen = 1;
 	rec->flags = opt.kernel ? 0 : PVPROF_REC_F_USER;
 	rec->nr_kernel = (uint16_t)nr_kernel;
-	rec->nr_user = 1;
+	rec->nr_user = (uint16_t)nr_user;
 	if (opt.kernel) {
 		rec->frames[0] = KADDR(1);
 		rec->frames[1] = KADDR(2);
 	}
 	rec->frames[nr_kernel] = s->regs[PVPROF_UREG_IP];
+	if (opt.fp_garbage) {
+		rec->frames[nr_kernel + 1] = 0x6f6c6c6568ULL;	/* "hello" */
+		rec->frames[nr_kernel + 2] = s->maps[0].start + 0x10;
+	}
 	rec->size = (uint16_t)pvprof_record_bytes(nr);
 	if (!opt.fp) {
 		struct pvprof_ustack *us = pvprof_record_ustack(rec);
@@ -402,6 +411,8 @@ int main(int argc, char **argv)
 			opt.republish = true;
 		else if (!strcmp(argv[a], "--remap"))
 			opt.remap = true;
+		else if (!strcmp(argv[a], "--fp-garbage"))
+			opt.fp_garbage = true;
 		else
 			die("unknown option");
 	}

@@ -118,6 +118,21 @@ for b in dyn static; do
 		check "$b $c --call-graph fp recording: the same stacks, no user stacks line" $ok \
 			"$(head -c 200 "$tmp/out") / $(grep 'user stacks' "$tmp/hdr")"
 	done
+	# The record's frame-pointer chain read a word of text after the IP:
+	# a DWARF-unwound stack takes its frames from the CFI and is never cut;
+	# the fp chain a sample falls back to is cut at that word.
+	"$gen" --fp-garbage "$tmp/$b-chain.snap" "$tmp/garbage.data"
+	expect_folded "$b chain, garbage in the record's fp chain: the unwound stack stays whole" \
+		"$tmp/garbage.data" '^fixture;_start;__libc_start_main;([^;]+;)?main;fx_a;fx_b;fx_c 1$'
+	expect_header "$b chain, garbage in the record's fp chain: no DWARF-unwound chain cut" \
+		"# frame-pointer chains cut at a return address outside the image's code: 0 (0 frames)"
+	for mode in --no-unwind --fp; do
+		"$gen" $mode --fp-garbage "$tmp/$b-chain.snap" "$tmp/garbage.data"
+		expect_folded "$b chain $mode, garbage in the fp chain: cut after the IP" \
+			"$tmp/garbage.data" '^fixture;fx_c 1$'
+		expect_header "$b chain $mode, garbage in the fp chain: 1 chain, 2 frames cut" \
+			"# frame-pointer chains cut at a return address outside the image's code: 1 (2 frames)"
+	done
 	# Each file's .eh_frame loses its second part: the static fixture's
 	# (the only file) is then unusable; the dynamic one's is one part, so
 	# only libc's goes and the walk stops at the first libc frame.

@@ -978,6 +978,157 @@ static void test_late_symbols(const char *dir)
 	recording_free(&r);
 }
 
+/*
+ * Frame-pointer mode made honest (issue 23, item 4), with the symbolizer
+ * fed the agent's sideband of gen_agent(): /usr/bin/writer mapped at U(0)
+ * for pid 100, nothing for pid 300, kernel text at K(0) .. K(0) + 1 MiB.
+ * 0x2785bb4a is the kind of "return address" a frame-pointer walk reads
+ * past code without frame pointers (a real one, from the unwind workload).
+ */
+#define FP_GARBAGE	0x2785bb4aULL
+#define K_PAST_ETEXT	(K(0) + 0x200000)	/* idle, .init: past _etext */
+#define K_BELOW_STEXT	(K(0) - 0x40)
+#define K_BEFORE_SYMS	(K(0) + 0x10)		/* in the text, before any symbol */
+
+static const struct sample s_fp_cut = {	/* the second user frame is garbage */
+	.vcpu = 0, .pid = 100, .tid = 100,
+	.flags = PVPROF_REC_F_USER | PVPROF_REC_F_TRUNCATED,
+	.nr_user = 4, .frames = { U(3), FP_GARBAGE, U(2), U(1) },
+};
+static const struct sample s_fp_inside = {	/* every frame in the mapping */
+	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_REC_F_USER,
+	.nr_user = 3, .frames = { U(3), U(1), U(2) },
+};
+static const struct sample s_fp_nomaps = {	/* an image without mappings */
+	.vcpu = 0, .pid = 300, .tid = 300,
+	.flags = PVPROF_REC_F_USER | PVPROF_REC_F_TRUNCATED,
+	.nr_user = 3, .frames = { U(3), FP_GARBAGE, U(2) },
+};
+static const struct sample s_kernel_outside = {	/* kernel frames kallsyms does not name */
+	.vcpu = 1, .pid = 100, .tid = 100, .nr_kernel = 4, .nr_user = 2,
+	.frames = { K_PAST_ETEXT, K_BELOW_STEXT, K_BEFORE_SYMS, K(3), U(1), U(2) },
+};
+
+static int write_fp_honest(const char *path)
+{
+	static struct gen g;
+	struct pvprof_data_host host = { .hostname = "fp-host", .machine = "x86_64" };
+	struct pvprof_data_vm vm = { .vmm_pid = 4242, .event = PVPROF_EVENT_CPU_CLOCK,
+				     .sample_freq = 1000, .sample_period = 1000000 };
+	struct recording_writer w;
+	struct sample deep;
+
+	g.len = 0;
+	g.seq = 0;
+	g.time_ns = 1000ULL * 1000000000ULL;
+	gen_deep(&deep);		/* pid 300, 120 frames: the depth limit */
+	deep.flags = PVPROF_REC_F_TRUNCATED;
+	if (recording_writer_open(&w, path) ||
+	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
+	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
+		return -1;
+	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 2));
+	gen_process(&g, 100, "writer", true);
+	gen_process(&g, 300, "nomaps", true);
+	gen_agent(&g);
+	gen_sample(&g, &s_fp_cut);
+	gen_sample(&g, &s_fp_inside);
+	gen_sample(&g, &s_fp_nomaps);
+	gen_sample(&g, &deep);
+	gen_sample(&g, &s_kernel_outside);
+	if (recording_write_stream(&w, g.buf, g.len))
+		return -1;
+	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
+}
+
+/* NAME passes when OUT holds WANT. */
+static void expect_in(const char *name, const char *out, const char *want)
+{
+	if (out && strstr(out, want))
+		pass(name);
+	else
+		fail(name, "'%s' not in:\n%s", want, out ? out : "(no output)");
+}
+
+static void test_fp_honest(const char *dir)
+{
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	struct pvprof_symbolizer *sym;
+	struct report_resolver res;
+	char path[4096], err[512], *hdr = NULL, *folded = NULL, *svg = NULL;
+	char *script = NULL;
+	size_t len;
+	struct recording r;
+	struct profile p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/report-test.%d.fp.data", dir, (int)getpid());
+	if (write_fp_honest(path) || recording_load(&r, path, err, sizeof(err))) {
+		fail("fp honest: the recording", "cannot write or load %s", path);
+		unlink(path);
+		return;
+	}
+	unlink(path);
+	sym = recording_symbolizer(&r);
+	if (!sym) {
+		fail("fp honest: the symbolizer", "out of memory");
+		recording_free(&r);
+		return;
+	}
+	symbolizer_resolver(sym, &res);
+	if (profile_build(&p, &r, &none, &res)) {
+		fail("fp honest: build the profile", "failed");
+		pvprof_symbolizer_free(sym);
+		recording_free(&r);
+		return;
+	}
+	f = open_memstream(&hdr, &len);
+	if (f) {
+		report_write_header(f, "fp.data", &r, &p, &none, &res);
+		fclose(f);
+	}
+	capture(w_folded, &r, &p, &folded, &len);
+	capture(w_svg, &r, &p, &svg, &len);
+	f = open_memstream(&script, &len);
+	if (f) {
+		report_write_script(f, &r, &none, &res);
+		fclose(f);
+	}
+
+	expect_in("fp honest: a garbage second user frame cuts the chain there",
+		  folded, "\nwriter;compute 1\n");
+	expect_in("fp honest: a chain inside the mapping is unchanged",
+		  folded, "\nwriter;main;write_loop;compute 1\n");
+	expect_in("fp honest: an image without mappings keeps its chain",
+		  folded, "nomaps;0x555555554080;0x2785bb4a;0x5555555540c0 1\n");
+	expect_in("fp honest: the header counts the cut samples and frames", hdr,
+		  "# frame-pointer chains cut at a return address outside the image's code: 1 (3 frames)\n");
+	expect_in("fp honest: truncated by depth limit and by walk end", hdr,
+		  "# stale: 0, skewed: 0, truncated: 3 (depth limit 1, frame-pointer walk ended 2)\n");
+	expect_in("fp honest: kernel frames outside kallsyms in folded stacks", folded,
+		  "writer;main;write_loop;do_syscall_64;[kernel.kallsyms]+0x10;"
+		  "[kernel.kallsyms]-0x40;[kernel.kallsyms]+0x200000 1\n");
+	expect_in("fp honest: kernel frames outside kallsyms in the flame graph", svg,
+		  ">[kernel.kallsyms]+0x200000<");
+	expect_in("fp honest: kernel frame past _etext in perf script", script,
+		  "ffffffff81200000 [kernel.kallsyms]+0x200000 ([kernel.kallsyms])\n");
+	expect_in("fp honest: kernel frame below _stext in perf script", script,
+		  "ffffffff80ffffc0 [kernel.kallsyms]-0x40 ([kernel.kallsyms])\n");
+	expect_in("fp honest: kernel frame before the first symbol in perf script", script,
+		  "ffffffff81000010 [kernel.kallsyms]+0x10 ([kernel.kallsyms])\n");
+	if (script && strstr(script, "ffffffff81200000 [unknown]"))
+		fail("fp honest: no kernel frame is a raw [unknown]", "in script:\n%s", script);
+	else
+		pass("fp honest: no kernel frame is a raw [unknown]");
+	free(hdr);
+	free(folded);
+	free(svg);
+	free(script);
+	profile_free(&p);
+	pvprof_symbolizer_free(sym);
+	recording_free(&r);
+}
+
 static void test_writer_full(void)
 {
 	struct recording_writer w;
@@ -1033,6 +1184,7 @@ int main(int argc, char **argv)
 	test_reader(data_path);
 	test_writer_full();
 	test_late_symbols(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	test_fp_honest(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	unlink(data_path);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

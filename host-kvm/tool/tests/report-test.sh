@@ -83,7 +83,8 @@ if [ "$rc" != 0 ]; then
 else
 	compare "report --folded: stacks on stdout" "$tmp/folded" cli-folded.txt
 	if grep -q '^# losses: 6 (notice_ring_full 2, throttled 3' "$tmp/folded.err" &&
-	   grep -q '^# stale: 1, skewed: 1, truncated: 1$' "$tmp/folded.err" &&
+	   grep -q '^# stale: 1, skewed: 1, truncated: 1 (depth limit 0, frame-pointer walk ended 1)$' "$tmp/folded.err" &&
+	   grep -q "^# frame-pointer chains cut at a return address outside the image's code: 0 (0 frames)\$" "$tmp/folded.err" &&
 	   grep -q '^# sideband: 8 messages (849 bytes), 1 rejected$' "$tmp/folded.err" &&
 	   grep -q 'unsymbolized frames: 64$' "$tmp/folded.err"; then
 		pass "report --folded: header with losses, flags, sideband, unsymbolized on stderr"
