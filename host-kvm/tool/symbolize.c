@@ -823,10 +823,18 @@ static struct kimage *kimage_twin(struct pvprof_symbolizer *s, struct kimage *im
  * would merge them all.  The offset wraps for an address below _stext:
  * the writers show it as negative.
  */
+/* x86-64's kernel image mapping: modules are mapped above it. */
+#define KERNEL_IMAGE_START	0xffffffff80000000ULL
+#define KERNEL_IMAGE_END	0xffffffffc0000000ULL
+
 static void kernel_outside(struct pvprof_symbolizer *s, uint64_t addr,
 			   struct pvprof_sym *out)
 {
 	const struct kimage *k = &s->kernel;
+
+	/* A module's address is no offset into the kernel image. */
+	if (addr < KERNEL_IMAGE_START || addr >= KERNEL_IMAGE_END)
+		return;
 
 	/* Not yet in the stream: the recording's only kernel, if it had one. */
 	if (!k->end && s->complete && s->complete->kernel.layouts == 1)

@@ -7,7 +7,9 @@
 #   none     no sampling
 #   ip_only  host perf on the vCPU thread: perf record -e cpu-clock -F HZ -t TID
 #   pvprof   pvprof at the same HZ (kvm-pvprof record, which enables sampling
-#            and reads the stream)
+#            and reads the stream), frame-pointer call graphs
+#   pvprof_dwarf  the same with --call-graph dwarf: every sample also carries
+#            the user registers and 8 KiB of user stack
 # The samplers are started before and stopped after the timed window; the
 # guest times the work itself. Around each window the harness reads KVM's
 # per-VM exit counters and, for pvprof, kvm-pvprof status -j. A last pvprof
@@ -142,9 +144,12 @@ pvprof_enabled() {
 	grep -q '"enabled": *true' <<< "$("$TOOL" status -j "$l2_pid" 2>/dev/null)"
 }
 
+# run_pvprof NAME [RECORD_ARGS...]: also leaves the recording's size in
+# NAME.data-bytes and report's time on it in NAME.report-ns.
 run_pvprof() {
-	local name=$1 rec_pid polls
-	"$TOOL" record -F "$hz" -o /tmp/pvprof.data "$l2_pid" > "$runs/$name.record.log" 2>&1 &
+	local name=$1 rec_pid polls t0
+	shift
+	"$TOOL" record -F "$hz" "$@" -o /tmp/pvprof.data "$l2_pid" > "$runs/$name.record.log" 2>&1 &
 	rec_pid=$!
 	for ((polls = 0; polls < 300; polls++)); do
 		pvprof_enabled && break
@@ -159,9 +164,16 @@ run_pvprof() {
 	"$TOOL" status -j "$l2_pid" > "$runs/$name.status-after.json" || die "kvm-pvprof status failed"
 	kill -INT "$rec_pid"
 	wait "$rec_pid" || die "kvm-pvprof record failed: $(tail -n 3 "$runs/$name.record.log")"
+	stat -c %s /tmp/pvprof.data > "$runs/$name.data-bytes"
+	t0=$(date +%s%N)
 	"$TOOL" report -i /tmp/pvprof.data > "$runs/$name.report.txt" 2> "$runs/$name.report.log" ||
 		die "kvm-pvprof report failed: $(tail -n 3 "$runs/$name.report.log")"
+	echo $(($(date +%s%N) - t0)) > "$runs/$name.report-ns"
 	rm -f /tmp/pvprof.data
+}
+
+run_pvprof_dwarf() {
+	run_pvprof "$1" --call-graph dwarf
 }
 
 l2_boot "$out/l2" "$initrd" 1 256 || die "the L2 guest did not reach its init"
@@ -179,10 +191,10 @@ done
 timed_window warmup
 echo "bench: warm-up run $(cut -d' ' -f3 "$runs/warmup.bench") ns" >&2
 
-conditions=(none ip_only pvprof)
+conditions=(none ip_only pvprof pvprof_dwarf)
 for ((rep = 1; rep <= reps; rep++)); do
-	for ((i = 0; i < 3; i++)); do
-		cond=${conditions[(rep - 1 + i) % 3]}
+	for ((i = 0; i < ${#conditions[@]}; i++)); do
+		cond=${conditions[(rep - 1 + i) % ${#conditions[@]}]}
 		"run_$cond" "$cond-$rep"
 		echo "bench: rep $rep $cond $(cut -d' ' -f3 "$runs/$cond-$rep.bench") ns" >&2
 	done

@@ -11,7 +11,8 @@ import re
 import statistics
 import sys
 
-CONDITIONS = ("none", "ip_only", "pvprof")
+CONDITIONS = ("none", "ip_only", "pvprof", "pvprof_dwarf")
+SAMPLERS = ("ip_only", "pvprof", "pvprof_dwarf")
 STALL_FACTOR = 3
 # include/uapi/linux/perf_event.h: a sample that interrupted a KVM guest
 # carries a guest cpumode.
@@ -98,7 +99,9 @@ def load_run(runs, cond, rep):
         run["samples"] = sum(n for mode, n in by_mode.items() if mode in GUEST_CPUMODES)
         lost = re.search(r"^\s*LOST_SAMPLES events:\s+(\d+)", stats, re.M)
         run["perf_lost_events"] = int(lost.group(1)) if lost else 0
-    elif cond == "pvprof":
+    elif cond in ("pvprof", "pvprof_dwarf"):
+        run["data_bytes"] = int(read_text(os.path.join(runs, name + ".data-bytes")))
+        run["report_ns"] = int(read_text(os.path.join(runs, name + ".report-ns")))
         sb = read_json(os.path.join(runs, name + ".status-before.json"))
         sa = read_json(os.path.join(runs, name + ".status-after.json"))
         tb, ta = sb["totals"], sa["totals"]
@@ -204,6 +207,16 @@ def rnd(x, digits=4):
     return None if x is None else round(x, digits)
 
 
+def call_graph_costs(rs, per_cond):
+    chains = sum(r["report"]["callchains"] for r in rs)
+    return {
+        "slowdown": rnd(per_cond["slowdown"]),
+        "us_guest_per_sample": rnd(per_cond["us_per_sample"], 1),
+        "stream_bytes_per_sample": rnd(sum(r["data_bytes"] for r in rs) / chains, 1) if chains else None,
+        "report_us_per_sample": rnd(sum(r["report_ns"] for r in rs) / 1e3 / chains, 2) if chains else None,
+    }
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -234,7 +247,7 @@ def main():
 
     none_exits = {k: statistics.mean(r["exits"][k] for r in runs["none"]) for k in EXIT_COUNTERS}
     per = {}
-    for c in ("ip_only", "pvprof"):
+    for c in SAMPLERS:
         rs = runs[c]
         slow = [r["seconds"] / base for r in rs]
         # Guest time the sampler added, per sample it took, run by run.
@@ -331,6 +344,12 @@ def main():
         "exits_per_run_unsampled": {k: rnd(v, 1) for k, v in none_exits.items()},
         "ip_only_lost_samples": sum(r["perf_lost_events"] for r in runs["ip_only"]),
         "host_cost": host_cost(runs_dir),
+        # Frame-pointer against DWARF call graphs (user stack snapshots):
+        # the guest's time, the recording's bytes and report's time, each
+        # per callchain record.  This guest runs no agent, so report finds
+        # no unwind tables and its dwarf time is decoding alone.
+        "call_graph": {mode: call_graph_costs(runs[c], per[c]) for mode, c in
+                       (("fp", "pvprof"), ("dwarf", "pvprof_dwarf"))},
     }
     with open(os.path.join(args.out, "result.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
@@ -381,6 +400,18 @@ def main():
     for h, v in result["host_cost"]["hooks"].items():
         lines.append(f"  {h:28}{fmt(v['calls_per_sample'], '7.3f')} calls/sample, median {v['median_ns']:>7.0f} ns,"
                      f" {fmt(v['ns_per_sample'], '7.0f')} ns/sample")
+    cg = result["call_graph"]
+    lines += [
+        "",
+        f"{'call graphs':24}{'fp':>14}{'dwarf':>14}",
+        f"{'slowdown':24}{fmt(cg['fp']['slowdown'], '14.3f')}{fmt(cg['dwarf']['slowdown'], '14.3f')}",
+        f"{'us guest time / sample':24}{fmt(cg['fp']['us_guest_per_sample'], '14.1f')}"
+        f"{fmt(cg['dwarf']['us_guest_per_sample'], '14.1f')}",
+        f"{'stream bytes / sample':24}{fmt(cg['fp']['stream_bytes_per_sample'], '14.0f')}"
+        f"{fmt(cg['dwarf']['stream_bytes_per_sample'], '14.0f')}",
+        f"{'report us / sample':24}{fmt(cg['fp']['report_us_per_sample'], '14.2f')}"
+        f"{fmt(cg['dwarf']['report_us_per_sample'], '14.2f')}  (no unwind tables here)",
+    ]
     lines += [
         "runs left out (over {}x their condition's median): ".format(STALL_FACTOR)
         + (", ".join(f"{e['condition']} rep {e['rep']} {e['seconds']} s" for e in excluded) or "none"),
