@@ -217,7 +217,7 @@ run_l1_cases pvprof exposed registered hidden
 
 not_supported='^host does not support pvprof (PROBE returned -1000)$'
 no_feature='^host offers no usable sampling (ABI 1, features 0x0; needs CPU_CLOCK or HW_EVENTS, and NMI_DELIVERED)$'
-sampling='^ABI 1, features 0x[0-9a-f]*, 16384-byte buffers on 2 CPUs$'
+sampling='^ABI 1, features 0x[0-9a-f]*, 65536-byte buffers on 2 CPUs$'
 
 for spec in stock:stock exposed:pvprof registered:pvprof hidden:pvprof; do
 	case=${spec%%:*}

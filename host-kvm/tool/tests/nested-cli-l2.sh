@@ -40,7 +40,7 @@ source "$repo/demo/l2lib.sh"
 suite=tool-l2
 initrd=${1:-$O/nested/tool-l2.cpio}
 l2dir=${PVPROF_RESULTS_DIR:-$tmp}/cli-l2
-buf_size=16384		# pvprof_guest.ko's default buf_size
+buf_size=65536		# pvprof_guest.ko's default buf_size on a host with user stack snapshots
 loss_names='["notice_ring_full","throttled","unregistered","protected","nested","smm",
 "stale","invalid","buffer_gone","unanswered","stream_overflow","slot_busy"]'
 as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
