@@ -104,8 +104,9 @@ run_ip_only() {
 
 # pvprof's hooks in KVM, traced whole (with what they call) by the
 # function_graph tracer in the host-cost window.
-HOST_HOOKS="pvprof_overflow kvm_pvprof_handle_request kvm_pvprof_vcpu_exited
-	kvm_pvprof_nmi_delivery kvm_pvprof_vcpu_run_enter kvm_pvprof_vcpu_run_exit"
+# The hot hooks are inline wrappers (behind a static key) around these.
+HOST_HOOKS="pvprof_overflow kvm_pvprof_handle_request __kvm_pvprof_vcpu_exited
+	__kvm_pvprof_nmi_delivery __kvm_pvprof_vcpu_run_enter __kvm_pvprof_vcpu_run_exit"
 TRACEFS=/sys/kernel/tracing
 # Set for the host-cost window only: run_pvprof traces the hooks then.
 trace_hooks=

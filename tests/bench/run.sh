@@ -18,8 +18,9 @@ usage: tests/bench/run.sh [--hz HZ] [--reps N] [--rounds N]
 
 Boots the nested host once (pvprof KVM), starts one L2 guest with the guest
 driver, and times a fixed guest workload (bench-work ROUNDS, timed inside the
-guest) under no sampling, host perf IP-only sampling of the vCPU thread, and
-pvprof, each REPS times, interleaved. Writes \$O/bench/result.json and
+guest) under no sampling, host perf IP-only sampling of the vCPU thread,
+pvprof with frame-pointer call graphs and pvprof with --call-graph dwarf,
+each REPS times, interleaved. Writes \$O/bench/result.json and
 \$O/bench/table.txt.
 
   --hz HZ       sampling frequency of both samplers (default 1000)
@@ -65,7 +66,7 @@ initrd=$NESTED_OUT/bench-l2.cpio
 build initramfs "$NESTED_DIR/l2-initramfs" -o "$initrd" --run "$BENCH_DIR/l2-bench.sh" \
 	--insmod "$O/guest-driver/pvprof_guest.ko" --file "$out/bench-work:/bench-work"
 
-echo "bench: $reps reps x 3 conditions at $hz Hz, bench-work $rounds (one L1 boot)" >&2
+echo "bench: $reps reps x 4 conditions at $hz Hz, bench-work $rounds (one L1 boot)" >&2
 # tsc=reliable: L1 keeps the TSC clocksource and its high-resolution timers
 # (tests/bench/README.md, "L1's clock decides what 1000 Hz means").
 "$NESTED_DIR/run-l1" --kvm pvprof --timeout 1800 --out "$out" --append tsc=reliable -- \
