@@ -18,7 +18,7 @@
 #                   (guest-agent/tests/agent-nested.sh; 5-10 min)
 #   make deps       install the Debian packages the build and tests need
 #   make demo       profile a demo workload in a guest, end to end (demo/README.md;
-#                   WORKLOAD=static-binary ARGS="..." DURATION=s HZ=hz
+#                   WORKLOAD=program ARGS="..." DURATION=s HZ=hz
 #                   CALL_GRAPH=dwarf|fp)
 #   make check-demo the demo as a smoke test (about 2 min once built)
 #   make check-unwind user stacks of gcc -O2 -fomit-frame-pointer code in a

@@ -11,7 +11,7 @@ set -uo pipefail
 
 usage() {
 	cat <<USAGE
-usage: demo/run.sh [--workload STATIC_BINARY] [--args "WORDS"] [--seconds N]
+usage: demo/run.sh [--workload PROGRAM] [--args "WORDS"] [--seconds N]
                    [--hz HZ] [--call-graph fp|dwarf[,SIZE]] [--out DIR] [--top N]
 
 Builds the pvprof KVM modules, kvm-pvprof, the guest driver and the guest
@@ -28,9 +28,10 @@ workload; records it from L1 with 'kvm-pvprof record' and writes, in DIR:
 
 then prints the top of report.txt.
 
-  --workload BIN  a statically linked x86-64 program to profile instead of the
-                  demo workload (demo/workload.c), built any way (-O2 without
-                  frame pointers is fine with --call-graph dwarf)
+  --workload BIN  an x86-64 program to profile instead of the demo workload
+                  (demo/workload.c), built any way (-O2 without frame
+                  pointers is fine with --call-graph dwarf); a dynamically
+                  linked one takes its libraries from this machine
   --args "WORDS"  its arguments, split at white space (default for the demo
                   workload: 0, which runs until the recording ends)
   --seconds N     how long to record once the workload runs (default 10);
@@ -77,11 +78,20 @@ if [ -n "$workload" ]; then
 	[ -f "$workload" ] && [ -r "$workload" ] || die "--workload $workload: no such readable file"
 	[ "$(head -c 4 "$workload" | od -An -c | tr -d ' ')" = '177ELF' ] ||
 		die "--workload $workload is not an ELF executable"
-	# The L2 guest is a busybox initramfs: no dynamic loader, no libraries.
-	if grep -q 'Requesting program interpreter' <<< "$(readelf -l "$workload" 2>/dev/null)"; then
-		die "--workload $workload is dynamically linked; link it with -static"
-	fi
 fi
+# The L2 guest is a busybox initramfs: a dynamically linked program brings
+# its loader and libraries from this machine, at the same paths.
+lib_files=()
+add_libraries() {
+	local prog=$1 libs lib
+	grep -q 'Requesting program interpreter' <<< "$(readelf -l "$prog" 2>/dev/null)" || return 0
+	libs=$(ldd "$prog" 2>&1) || die "$prog: ldd failed: $libs"
+	grep -q 'not found' <<< "$libs" && die "$prog: libraries missing here: $(grep 'not found' <<< "$libs" | tr '\n' ' ')"
+	for lib in $(sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (0x.*/\1/p' <<< "$libs"); do
+		lib_files+=(--file "$lib:$lib")
+	done
+}
+[ -n "$workload" ] && add_libraries "$workload"
 
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
@@ -115,7 +125,7 @@ name=$(basename "$workload" | tr -c 'A-Za-z0-9._+\n-' '_')
 printf '%s\n' "/demo/$name $args" > "$out/command"
 
 initrd=$NESTED_OUT/demo-l2.cpio
-file_args=(--file "$workload:/demo/$name" --file "$out/command:/demo/command")
+file_args=(--file "$workload:/demo/$name" --file "$out/command:/demo/command" "${lib_files[@]}")
 for f in $agent_files; do
 	file_args+=(--file "$f")
 done

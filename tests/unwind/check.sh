@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 # make check-unwind: guest user stacks of code without frame pointers,
 # end to end.  Builds tests/unwind/workload.c the way distributions build
-# code (gcc -O2 -fomit-frame-pointer, static glibc), profiles it with the
+# code (gcc -O2 -fomit-frame-pointer), linked statically and dynamically
+# (the guest then runs this machine's ld.so and libc.so.6, whose code has no
+# frame pointers either), profiles each with the
 # demo's pipeline (nested host, guest driver, pvprofd sending the unwind
 # tables, kvm-pvprof record --call-graph dwarf) and checks the folded
 # stacks against the program's own construction:
 #
 #   - of the samples whose innermost frame is chain_leaf, at least 99% read
 #     main;chain_a;chain_b;chain_leaf, with glibc's start-up frames above
-#     main (the chain reaches the outermost frame);
+#     main up to _start (the chain reaches the outermost frame; static:
+#     exactly _start;__libc_start_main;__libc_start_call_main);
 #   - of the samples in the qsort callback by_key, at least 99% have
 #     main;sort_phase above glibc's sorting frames.
 #
@@ -23,21 +26,10 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../nested/common.sh"
 set -uo pipefail
 
-out=$O/unwind-check
+top=$O/unwind-check
 seconds=${UNWIND_CHECK_SECONDS:-12}
 mode=${UNWIND_CALL_GRAPH:-dwarf}
-mkdir -p "$out" || die "cannot create $out"
-workload=$out/unwind-workload
-
-gcc -std=c11 -D_GNU_SOURCE -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -static \
-	-o "$workload" "$HERE/workload.c" 2> "$out/cc.err" ||
-	die "gcc -O2 -fomit-frame-pointer -static failed: $(head -c 300 "$out/cc.err")"
-
-"$REPO_DIR/demo/run.sh" --workload "$workload" --args 0 --seconds "$seconds" \
-	--call-graph "$mode" --out "$out" --top 0 > "$out/run.stdout" 2> "$out/run.stderr"
-run_status=$?
-check pipeline-runs "demo/run.sh exited $run_status: $(tail -n 3 "$out/run.stderr" | tr '\n' ' ')" \
-	[ "$run_status" = 0 ]
+links=${UNWIND_LINKS:-static dynamic}
 
 # share FILE LEAF_RE CHAIN_RE: "matching total" over the folded stacks whose
 # innermost frame matches LEAF_RE, weighted by their counts.
@@ -57,17 +49,45 @@ at_least_99() {
 	[ "$total" -ge 20 ] && [ $((ok * 100)) -ge $((total * 99)) ]
 }
 
-folded=$out/folded.txt
-# Above main, static glibc's start-up: _start, __libc_start_main (any
-# alias) and __libc_start_call_main.
-START='_start;__libc_start_main[A-Za-z0-9_]*;__libc_start_call_main;'
-leaf=$(share "$folded" chain_leaf ";${START}main;chain_a;chain_b;chain_leaf\$")
-check leaf-chain-complete "${leaf% *} of ${leaf#* } samples in chain_leaf read ${START}main;chain_a;chain_b;chain_leaf" \
-	at_least_99 "$leaf"
-cb=$(share "$folded" by_key ";${START}main;sort_phase;([A-Za-z0-9_.]*(qsort|msort)[A-Za-z0-9_.]*;)+by_key\$")
-check callback-caller-kept "${cb% *} of ${cb#* } samples in by_key read ...;main;sort_phase;<glibc's qsort frames>;by_key" \
-	at_least_99 "$cb"
-grep -m1 '^# user stacks' "$out/report.txt" > "$out/user-stacks.txt" 2>/dev/null
-echo "  measured: chain_leaf ${leaf% *}/${leaf#* }, by_key ${cb% *}/${cb#* }; $(cat "$out/user-stacks.txt" 2>/dev/null)"
+
+for link in $links; do
+	out=$top/$link
+	mkdir -p "$out" || die "cannot create $out"
+	workload=$out/unwind-workload
+	case $link in
+	static)
+		ldflags=-static
+		# Above main, static glibc's start-up: _start, __libc_start_main
+		# (any alias) and __libc_start_call_main.
+		start='^[^;]*;_start;__libc_start_main[A-Za-z0-9_]*;__libc_start_call_main;'
+		;;
+	dynamic)
+		ldflags=
+		# libc.so.6 has no .symtab: its local start-up function is named
+		# by the nearest exported symbol, whatever that is.
+		start='^[^;]*;_start;([^;]*;)+'
+		;;
+	*) die "UNWIND_LINKS: static or dynamic, got $link" ;;
+	esac
+	gcc -std=c11 -D_GNU_SOURCE -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror $ldflags \
+		-o "$workload" "$HERE/workload.c" 2> "$out/cc.err" ||
+		die "gcc -O2 -fomit-frame-pointer $ldflags failed: $(head -c 300 "$out/cc.err")"
+
+	"$REPO_DIR/demo/run.sh" --workload "$workload" --args 0 --seconds "$seconds" \
+		--call-graph "$mode" --out "$out" --top 0 > "$out/run.stdout" 2> "$out/run.stderr"
+	run_status=$?
+	check "$link: pipeline-runs" "demo/run.sh exited $run_status: $(tail -n 3 "$out/run.stderr" | tr '\n' ' ')" \
+		[ "$run_status" = 0 ]
+
+	folded=$out/folded.txt
+	leaf=$(share "$folded" chain_leaf "${start}main;chain_a;chain_b;chain_leaf\$")
+	check "$link: leaf-chain-complete" "${leaf% *} of ${leaf#* } samples in chain_leaf read ${start}main;chain_a;chain_b;chain_leaf" \
+		at_least_99 "$leaf"
+	cb=$(share "$folded" by_key "${start}main;sort_phase;([^;]*;)+by_key\$")
+	check "$link: callback-caller-kept" "${cb% *} of ${cb#* } samples in by_key read ${start}main;sort_phase;<glibc's qsort frames>;by_key" \
+		at_least_99 "$cb"
+	grep -m1 '^# user stacks' "$out/report.txt" > "$out/user-stacks.txt" 2>/dev/null
+	echo "  measured: $link: chain_leaf ${leaf% *}/${leaf#* }, by_key ${cb% *}/${cb#* }; $(cat "$out/user-stacks.txt" 2>/dev/null)"
+done
 
 results_write unwind
