@@ -22,7 +22,7 @@
 #                   CALL_GRAPH=dwarf|fp)
 #   make check-demo the demo as a smoke test (about 2 min once built)
 #   make check-unwind user stacks of gcc -O2 -fomit-frame-pointer code in a
-#                   guest, unwound with DWARF CFI (tests/unwind; about 3 min)
+#                   guest, unwound with DWARF CFI (tests/unwind; about 4 min)
 #   make bench      pvprof against host perf's IP-only sampling (tests/bench)
 #
 # Every suite ends with a line "N passed, N failed" and leaves its counts in
