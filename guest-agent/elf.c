@@ -150,134 +150,12 @@ uint64_t elf_vaddr_of(const struct file_info *fi, uint64_t pgoff)
 	return pgoff;
 }
 
-struct fsym {
-	uint64_t addr;
-	uint64_t size;
-	const char *name;
-};
-
-static int fsym_cmp(const void *a, const void *b)
-{
-	const struct fsym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static struct sb_msg *elf_chunk(const struct pvprof_sb_build_id *id, uint64_t first,
-				struct pvprof_sb_sym_writer *w)
-{
-	struct sb_msg *m = msg_new(PVPROF_SB_ELF_SYMS, PVPROF_SIDEBAND_MAX_SIZE);
-	struct pvprof_sb_elf_syms *e;
-
-	if (!m)
-		return NULL;
-	e = (struct pvprof_sb_elf_syms *)m->data;
-	e->build_id = *id;
-	e->first = first;
-	pvprof_sb_sym_writer_init(w, m->data, sizeof(*e), PVPROF_SIDEBAND_MAX_SIZE, true, first);
-	return m;
-}
-
-static void elf_finish(struct sb_msg *m, struct pvprof_sb_sym_writer *w)
-{
-	struct pvprof_sb_elf_syms *e = (struct pvprof_sb_elf_syms *)m->data;
-
-	e->nr = w->nr;
-	e->hdr.size = w->len;
-	m->len = w->len;
-	send_wait_bulk_room();
-	send_enqueue(m, true);
-}
-
-/* Function symbols of one section of type @type; returns how many. */
-static size_t collect(Elf *elf, Elf64_Word type, struct fsym **out)
-{
-	Elf_Scn *scn = NULL;
-	size_t n = 0;
-
-	*out = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, count;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		count = sh.sh_size / sh.sh_entsize;
-		*out = calloc(count ? count : 1, sizeof(**out));
-		if (!*out)
-			return 0;
-		for (i = 0; i < count; i++) {
-			GElf_Sym s;
-			const char *name;
-
-			if (!gelf_getsym(d, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (!name || !name[0])
-				continue;
-			(*out)[n++] = (struct fsym){ s.st_value, s.st_size, name };
-		}
-		break;
-	}
-	return n;
-}
-
-/* Read and queue the symbols of one file; returns the entries queued. */
-static size_t send_symbols(const struct pvprof_sb_build_id *id, int fd)
-{
-	struct pvprof_sb_sym_writer w;
-	struct sb_msg *m = NULL;
-	struct fsym *v;
-	size_t n, i, sent = 0;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-
-	if (!elf)
-		return 0;
-	n = collect(elf, SHT_SYMTAB, &v);
-	if (!n) {
-		free(v);
-		n = collect(elf, SHT_DYNSYM, &v);
-	}
-	qsort(v, n, sizeof(*v), fsym_cmp);
-	for (i = 0; i < n; i++) {
-		size_t len = strnlen(v[i].name, PVPROF_SB_NAME_MAX);
-		int r;
-
-		if (i && v[i].addr == v[i - 1].addr && !strcmp(v[i].name, v[i - 1].name))
-			continue;
-		if (!m && !(m = elf_chunk(id, v[i].addr, &w)))
-			break;
-		r = pvprof_sb_sym_put(&w, v[i].addr, v[i].size, v[i].name, len);
-		if (r == -1) {
-			elf_finish(m, &w);
-			m = NULL;
-			i--;
-			continue;
-		}
-		if (!r)
-			sent++;
-	}
-	if (m && w.nr)
-		elf_finish(m, &w);
-	else
-		free(m);
-	free(v);
-	elf_end(elf);
-	return sent;
-}
-
-/* Queue one unwind part as a bulk message, stamped now. */
-static void unwind_emit(void *ctx, const void *msg, size_t len)
+/* Queue one encoded message as a bulk message, stamped now. */
+static void bulk_emit(void *ctx, const void *msg, size_t len)
 {
 	const size_t hdr = sizeof(struct pvprof_sideband_hdr);
-	struct sb_msg *m = msg_new(PVPROF_SB_UNWIND, len);
+	const struct pvprof_sideband_hdr *h = msg;
+	struct sb_msg *m = msg_new(h->type, len);
 	size_t *queued = ctx;
 
 	if (!m)
@@ -288,6 +166,19 @@ static void unwind_emit(void *ctx, const void *msg, size_t len)
 	(*queued)++;
 }
 
+/* Read and queue the symbols of one file; returns the entries queued. */
+static size_t send_symbols(const struct pvprof_sb_build_id *id, int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t messages = 0, sent;
+
+	if (!elf)
+		return 0;
+	sent = symbol_messages(elf, id, bulk_emit, &messages);
+	elf_end(elf);
+	return sent;
+}
+
 /* Read and queue the unwind sections of one file; returns the parts queued. */
 static size_t send_unwind(const struct pvprof_sb_build_id *id, int fd)
 {
@@ -296,7 +187,7 @@ static size_t send_unwind(const struct pvprof_sb_build_id *id, int fd)
 
 	if (!elf)
 		return 0;
-	unwind_messages(elf, id, unwind_emit, &queued);
+	unwind_messages(elf, id, bulk_emit, &queued);
 	elf_end(elf);
 	return queued;
 }

@@ -106,8 +106,11 @@ void elf_want_symbols(const struct pvprof_sb_build_id *id, const char *path,
 void elf_new_publication(void);
 bool elf_busy(void);
 
-/* unwind.c (libelf's Elf) */
+/* elfsyms.c and unwind.c, the encoders (libelf's Elf) */
 struct Elf;
+size_t symbol_messages(struct Elf *elf, const struct pvprof_sb_build_id *id,
+		       void (*emit)(void *ctx, const void *msg, size_t len),
+		       void *ctx);
 size_t unwind_messages(struct Elf *elf, const struct pvprof_sb_build_id *id,
 		       void (*emit)(void *ctx, const void *msg, size_t len),
 		       void *ctx);

@@ -169,102 +169,15 @@ static uint64_t vaddr_of(Elf *elf, uint64_t pgoff)
 	return pgoff;
 }
 
-struct fsym {
-	uint64_t addr, size;
-	const char *name;
-};
-
-static int fsym_cmp(const void *a, const void *b)
+/* The agent's own ELF_SYMS messages go into the recording as they are. */
+static void syms_emit(void *opaque, const void *msg, size_t len)
 {
-	const struct fsym *x = a, *y = b;
+	uint8_t copy[PVPROF_SIDEBAND_MAX_SIZE];
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* Function symbols, .symtab else .dynsym, as the agent collects them. */
-static size_t collect(Elf *elf, Elf64_Word type, struct fsym **out)
-{
-	Elf_Scn *scn = NULL;
-	size_t n = 0;
-
-	*out = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, count;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		count = sh.sh_size / sh.sh_entsize;
-		*out = calloc(count ? count : 1, sizeof(**out));
-		if (!*out)
-			die("out of memory");
-		for (i = 0; i < count; i++) {
-			GElf_Sym s;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (name && name[0])
-				(*out)[n++] = (struct fsym){ s.st_value, s.st_size, name };
-		}
-		break;
-	}
-	return n;
-}
-
-static void elf_syms_messages(Elf *elf, const struct pvprof_sb_build_id *id)
-{
-	union {
-		struct pvprof_sb_elf_syms e;
-		uint8_t raw[PVPROF_SIDEBAND_MAX_SIZE];
-	} m;
-	struct pvprof_sb_sym_writer sw;
-	struct fsym *v;
-	bool open = false;
-	size_t n, i;
-
-	n = collect(elf, SHT_SYMTAB, &v);
-	if (!n) {
-		free(v);
-		n = collect(elf, SHT_DYNSYM, &v);
-	}
-	qsort(v, n, sizeof(*v), fsym_cmp);
-	for (i = 0; i < n; i++) {
-		int r;
-
-		if (i && v[i].addr == v[i - 1].addr && !strcmp(v[i].name, v[i - 1].name))
-			continue;
-		if (!open) {
-			memset(&m, 0, sizeof(m));
-			m.e.build_id = *id;
-			m.e.first = v[i].addr;
-			pvprof_sb_sym_writer_init(&sw, &m, sizeof(m.e), sizeof(m), true, v[i].addr);
-			open = true;
-		}
-		r = pvprof_sb_sym_put(&sw, v[i].addr, v[i].size, v[i].name,
-				      (uint32_t)strnlen(v[i].name, PVPROF_SB_NAME_MAX));
-		if (r == -1) {
-			m.e.nr = sw.nr;
-			flush(false);
-			gen_message(&g, &m, PVPROF_SB_ELF_SYMS, sw.len);
-			open = false;
-			i--;
-		}
-	}
-	if (open && sw.nr) {
-		m.e.nr = sw.nr;
-		flush(false);
-		gen_message(&g, &m, PVPROF_SB_ELF_SYMS, sw.len);
-	}
-	free(v);
+	(void)opaque;
+	memcpy(copy, msg, len);
+	flush(false);
+	gen_message(&g, copy, PVPROF_SB_ELF_SYMS, (uint32_t)len);
 }
 
 struct unwind_ctx {
@@ -318,7 +231,7 @@ static void gen_mapping(const struct snap_map *sm, bool wrong)
 	memcpy(m.m.path, sm->path, plen);
 	flush(false);
 	gen_message(&g, &m, PVPROF_SB_MMAP, (uint32_t)(sizeof(m.m) + plen));
-	elf_syms_messages(elf, &id);
+	symbol_messages(elf, &id, syms_emit, NULL);
 	if (!opt.no_unwind && !unwind_messages(elf, &id, unwind_emit, &uc))
 		die("the agent's encoder found no unwind tables");
 	elf_end(elf);
