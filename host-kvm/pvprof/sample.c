@@ -517,37 +517,24 @@ void pvprof_published_want(const struct pvprof_vm *pvm, struct pvprof_published 
 	want->ustack_size = enabled ? pvm->config.ustack_size : 0;
 }
 
-/* Will pvprof_publish_state() change the ustack_size the guest sees? */
-static bool pvprof_ustack_changes(const struct pvprof_vm *pvm,
-				  const struct pvprof_vcpu *pv)
-{
-	struct pvprof_published want;
-
-	pvprof_published_want(pvm, &want);
-	return want.ustack_size != pv->published.ustack_size;
-}
-
 /*
- * Keep line 1's state, event, period and ustack_size as the configuration
- * says.  The validator follows the ustack_size the guest can see.
+ * Make line 1's state, event, period and ustack_size @want.  The validator
+ * follows the ustack_size the guest can see.
  */
-static int pvprof_publish_state(struct kvm *kvm, struct pvprof_vm *pvm,
-				struct pvprof_vcpu *pv)
+static int pvprof_publish_state(struct kvm *kvm, struct pvprof_vcpu *pv,
+				struct pvprof_published *want)
 {
-	struct pvprof_published want;
-
-	pvprof_published_want(pvm, &want);
-	if (!memcmp(&want, &pv->published, sizeof(want)))
+	if (!memcmp(want, &pv->published, sizeof(*want)))
 		return 0;
-	if (kvm_write_guest_offset_cached(kvm, &pv->buf, &want, OFF_LINE1_STATE,
+	if (kvm_write_guest_offset_cached(kvm, &pv->buf, want, OFF_LINE1_STATE,
 					  offsetof(struct pvprof_published, ustack_size)))
 		return -EFAULT;
-	if (want.ustack_size != pv->published.ustack_size &&
-	    kvm_write_guest_offset_cached(kvm, &pv->buf, &want.ustack_size,
-					  OFF_USTACK_SIZE, sizeof(want.ustack_size)))
+	if (want->ustack_size != pv->published.ustack_size &&
+	    kvm_write_guest_offset_cached(kvm, &pv->buf, &want->ustack_size,
+					  OFF_USTACK_SIZE, sizeof(want->ustack_size)))
 		return -EFAULT;
-	pv->published = want;
-	pv->ring.ustack_size = want.ustack_size;
+	pv->published = *want;
+	pv->ring.ustack_size = want->ustack_size;
 	return 0;
 }
 
@@ -636,6 +623,7 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 			     struct pvprof_vcpu *pv, bool entering)
 {
 	struct kvm *kvm = vcpu->kvm;
+	struct pvprof_published want;
 	struct pvprof_sample sample;
 
 	if (entering)
@@ -664,8 +652,10 @@ static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 	 * the guest saw then: they are judged by it before a new one is
 	 * published.
 	 */
-	if ((pvprof_ustack_changes(pvm, pv) && pvprof_drain(kvm, pvm, pv, false)) ||
-	    pvprof_publish_state(kvm, pvm, pv) || pvprof_notice(vcpu, pv) ||
+	pvprof_published_want(pvm, &want);
+	if ((want.ustack_size != pv->published.ustack_size &&
+	     pvprof_drain(kvm, pvm, pv, false)) ||
+	    pvprof_publish_state(kvm, pv, &want) || pvprof_notice(vcpu, pv) ||
 	    pvprof_drain(kvm, pvm, pv, false))
 		pvprof_buffer_gone(pvm, pv, pvprof_take_sample(pv, &sample));
 }
