@@ -74,13 +74,14 @@ static void bump(__u64 *stat, __u64 n)
 
 /*
  * Bytes of user stack to snapshot in a record of @nr frames that may
- * take @slots slots: what the host asks for, within the scratch memory
- * and half the ring (spec section 9.4), 0 for none.
+ * take @slots slots: @asked (the header's ustack_size), within the scratch
+ * memory and half the ring (spec section 9.4), 0 for none.
  */
-static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 nr, __u64 slots)
+static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 asked, __u32 nr,
+			 __u64 slots)
 {
 	__u64 fixed = pvprof_record_bytes(nr) + sizeof(struct pvprof_ustack);
-	__u64 limit = PVPROF_READ_ONCE(gb->hdr->ustack_size) & ~7U;
+	__u64 limit = asked & ~7U;
 	__u64 half = (__u64)gb->geo.record_slots / 2 * PVPROF_RECORD_SLOT_SIZE;
 
 	if (limit > PVPROF_USTACK_MAX)
@@ -98,11 +99,12 @@ static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 nr, __u64 slot
  * Attach a snapshot to the finished record in @gb->scratch, if one fits in
  * @slots slots.  Return: the record's span in slots.
  */
-static __u32 attach_ustack(struct pvprof_guest_buf *gb, void *ctx, __u64 slots)
+static __u32 attach_ustack(struct pvprof_guest_buf *gb, void *ctx, __u32 asked,
+			   __u64 slots)
 {
 	struct pvprof_record *rec = gb->scratch;
 	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user;
-	__u32 room = ustack_room(gb, nr, slots);
+	__u32 room = ustack_room(gb, asked, nr, slots);
 	struct pvprof_ustack *us;
 	int got;
 
@@ -168,7 +170,7 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 	struct pvprof_notice newest;
 	struct pvprof_record *rec;
 	__u64 head, tail, count, rhead, rtail, room, answer, i, delivered;
-	__u32 max_frames, span = 1;
+	__u32 max_frames, asked, span = 1;
 
 	pvprof_memset(res, 0, sizeof(*res));
 	delivered = PVPROF_READ_ONCE(h->nmi_delivered);
@@ -213,18 +215,20 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		if (!max_frames || max_frames > PVPROF_MAX_DEPTH)
 			max_frames = PVPROF_MAX_DEPTH;
 		/*
-		 * With snapshots the record is built aside: it may span
+		 * With a snapshot the record is built aside: it may span
 		 * slots past the ring's end, and the stale records before
-		 * it leave it room - (answer - 1) slots.
+		 * it leave it room - (answer - 1) slots.  Without one it is
+		 * written in its slot directly.
 		 */
-		rec = gb->ustack ? gb->scratch : record_slot(gb, rhead + answer - 1);
+		asked = gb->ustack ? PVPROF_READ_ONCE(h->ustack_size) : 0;
+		rec = asked ? gb->scratch : record_slot(gb, rhead + answer - 1);
 		pvprof_record_init(rec, newest.seq, 0);
 		capture(ctx, &newest, rec, max_frames);
 		rec->seq = newest.seq;
 		rec->flags &= ~PVPROF_REC_F_STALE;
 		pvprof_record_finish(rec, max_frames);
-		if (gb->ustack) {
-			span = attach_ustack(gb, ctx, room - (answer - 1));
+		if (asked) {
+			span = attach_ustack(gb, ctx, asked, room - (answer - 1));
 			post_span(gb, rhead + answer - 1, rec);
 		}
 		res->callchains = 1;
