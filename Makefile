@@ -19,7 +19,7 @@
 #   make deps       install the Debian packages the build and tests need
 #   make demo       profile a demo workload in a guest, end to end (demo/README.md;
 #                   WORKLOAD=program ARGS="..." DURATION=s HZ=hz
-#                   CALL_GRAPH=dwarf|fp)
+#                   CALL_GRAPH=dwarf|fp GUEST_PERF=s: the guest's perf first)
 #   make check-demo the demo as a smoke test (about 2 min once built)
 #   make check-unwind user stacks of gcc -O2 -fomit-frame-pointer code in a
 #                   guest, unwound with DWARF CFI (tests/unwind; about 4 min)
@@ -133,7 +133,8 @@ check-debug-if-cached:
 # The main job, its smoke test (in make check) and the benchmark.
 DEMO_OPTS	= $(if $(WORKLOAD),--workload "$(WORKLOAD)") $(if $(ARGS),--args "$$DEMO_ARGS") \
 		  $(if $(DURATION),--seconds $(DURATION)) $(if $(HZ),--hz $(HZ)) \
-		  $(if $(CALL_GRAPH),--call-graph $(CALL_GRAPH))
+		  $(if $(CALL_GRAPH),--call-graph $(CALL_GRAPH)) \
+		  $(if $(GUEST_PERF),--guest-perf $(GUEST_PERF))
 demo: export DEMO_ARGS = $(ARGS)
 demo: deps
 	demo/run.sh $(strip $(DEMO_OPTS))

@@ -21,6 +21,27 @@ fail() {
 	exit 1
 }
 
+# --guest-perf: the guest's own perf profiles the workload first, before
+# pvprofd starts and before the host samples, so that the two never overlap.
+# perf script runs here, where the program's files are; only the folded
+# chains go to the console (PERF-CHAIN lines, then PERF-CHAIN-SAMPLES).
+if [ -f /demo/perf-seconds ]; then
+	# shellcheck disable=SC2046 # the command line is words
+	set -- $(cat /demo/command)
+	"$@" > /tmp/perf-workload.log 2>&1 &
+	perf_workload_pid=$!
+	perf record -e cpu-clock -F 250 --call-graph dwarf -p "$perf_workload_pid" -o /tmp/perf.data \
+		-- sleep "$(cat /demo/perf-seconds)" > /tmp/perf-record.log 2>&1 ||
+		fail "perf record failed: $(tail -n 3 /tmp/perf-record.log)"
+	kill "$perf_workload_pid"
+	wait "$perf_workload_pid"
+	perf script --no-inline -F comm,ip,sym,dso -i /tmp/perf.data > /tmp/perf.script 2> /tmp/perf-script.log ||
+		fail "perf script failed: $(tail -n 3 /tmp/perf-script.log)"
+	awk -v dso="$1" -v comm="$(basename "$1" | cut -c1-15)" -v prefix=PERF-CHAIN \
+		-f /demo/chains.awk /tmp/perf.script ||
+		fail "folding perf script's output failed"
+fi
+
 [ -c /dev/pvprof ] || fail "/dev/pvprof missing: the host offers no sideband (is this the pvprof KVM?)"
 /bin/pvprofd > /tmp/pvprofd.log 2>&1 &
 agent_pid=$!

@@ -12,7 +12,8 @@ set -uo pipefail
 usage() {
 	cat <<USAGE
 usage: demo/run.sh [--workload PROGRAM] [--args "WORDS"] [--seconds N]
-                   [--hz HZ] [--call-graph fp|dwarf[,SIZE]] [--out DIR] [--top N]
+                   [--hz HZ] [--call-graph fp|dwarf[,SIZE]] [--guest-perf N]
+                   [--out DIR] [--top N]
 
 Builds the pvprof KVM modules, kvm-pvprof, the guest driver and the guest
 agent pvprofd; boots the nested host (L1, QEMU TCG with nested SVM) with the
@@ -43,15 +44,23 @@ then prints the top of report.txt.
                   sample and its agent the programs' unwind tables, and the
                   host unwinds with them), dwarf,SIZE, or fp (frame pointers
                   only, as the guest walks them)
+  --guest-perf N  first profile the workload with the guest's own perf for N
+                  seconds (perf record -e cpu-clock -F 250 --call-graph
+                  dwarf, before pvprofd starts and before the host samples:
+                  the two never overlap) and write its chains to
+                  perf-chains.txt: "LEAF CHAIN COUNT", CHAIN being the
+                  frames in the workload itself and the vDSO, outermost
+                  first (demo/chains.awk); the unwinding suite's second
+                  oracle (tests/unwind)
   --out DIR       where the results go (default \$O/demo)
   --top N         lines of the report to print at the end (default 40)
 
-make demo WORKLOAD=... ARGS="..." DURATION=... HZ=... CALL_GRAPH=... passes
-these on.
+make demo WORKLOAD=... ARGS="..." DURATION=... HZ=... CALL_GRAPH=...
+GUEST_PERF=... passes these on.
 USAGE
 }
 
-workload= args= args_given= seconds=10 hz=1000 out=$O/demo top=40 call_graph=dwarf
+workload= args= args_given= seconds=10 hz=1000 out=$O/demo top=40 call_graph=dwarf guest_perf=
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || case "$1" in -h|--help) ;; *) die "$1 needs an argument (see --help)" ;; esac
 	case "$1" in
@@ -60,6 +69,7 @@ while [ $# -gt 0 ]; do
 	--seconds) seconds=$2 ;;
 	--hz) hz=$2 ;;
 	--call-graph) call_graph=$2 ;;
+	--guest-perf) guest_perf=$2 ;;
 	--out) out=$2 ;;
 	--top) top=$2 ;;
 	-h|--help) usage; exit 0 ;;
@@ -70,6 +80,8 @@ done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] && [ "$seconds" -le 3600 ] || die "--seconds must be 1 to 3600, got '$seconds'"
 [[ "$hz" =~ ^[1-9][0-9]*$ ]] && [ "$hz" -le 10000 ] || die "--hz must be 1 to 10000, got '$hz'"
 [[ "$top" =~ ^[0-9]+$ ]] || die "--top must be a number, got '$top'"
+[ -z "$guest_perf" ] || { [[ "$guest_perf" =~ ^[1-9][0-9]*$ ]] && [ "$guest_perf" -le 60 ]; } ||
+	die "--guest-perf must be 1 to 60 seconds, got '$guest_perf'"
 [[ "$call_graph" =~ ^(fp|dwarf(,[1-9][0-9]*)?)$ ]] || die "--call-graph must be fp, dwarf or dwarf,SIZE, got '$call_graph'"
 case "$out" in
 /tmp/*|/run/*|/dev/shm/*) die "--out must not be under /tmp, /run or /dev/shm (L1 mounts fresh ones)" ;;
@@ -95,7 +107,7 @@ add_libraries() {
 
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{report.txt,callgraph.txt,folded.txt,flamegraph.svg,pvprof.data,record.log,status.txt,command}
+rm -f "$out"/{report.txt,callgraph.txt,folded.txt,flamegraph.svg,pvprof.data,record.log,status.txt,command,perf-seconds,perf-chains.txt}
 rm -rf "$out/l2"
 start=$SECONDS
 TOOL=$O/bin/kvm-pvprof
@@ -129,11 +141,24 @@ file_args=(--file "$workload:/demo/$name" --file "$out/command:/demo/command" "$
 for f in $agent_files; do
 	file_args+=(--file "$f")
 done
+if [ -n "$guest_perf" ]; then
+	perf=$(command -v perf) || die "--guest-perf: no perf here (apt-get install linux-perf)"
+	perf=$(readlink -f "$perf")
+	# Debian's /usr/bin/perf may be a wrapper that picks perf_<version>.
+	[ "$(head -c 4 "$perf" | od -An -c | tr -d ' ')" = '177ELF' ] ||
+		die "--guest-perf: $perf is not an ELF program (a wrapper script?)"
+	echo "$guest_perf" > "$out/perf-seconds"
+	file_args+=(--file "$perf:/usr/bin/perf" --file "$DEMO_DIR/chains.awk:/demo/chains.awk"
+		--file "$out/perf-seconds:/demo/perf-seconds")
+	lib_files=()
+	add_libraries "$perf"
+	file_args+=("${lib_files[@]}")
+fi
 step "building the L2 guest's initramfs" "$NESTED_DIR/l2-initramfs" -o "$initrd" \
 	--run "$DEMO_DIR/l2-demo.sh" --insmod "$O/guest-driver/pvprof_guest.ko" "${file_args[@]}"
 
 echo "demo: booting the nested host and the guest" >&2
-"$NESTED_DIR/run-l1" --kvm pvprof --timeout $((seconds + 900)) --out "$out" -- \
+"$NESTED_DIR/run-l1" --kvm pvprof --timeout $((seconds + ${guest_perf:-0} * 20 + 900)) --out "$out" -- \
 	"$DEMO_DIR/in-l1.sh" "$out" "$initrd" "$seconds" "$hz" "$call_graph" > "$out/l1.log" 2>&1
 l1_status=$?
 grep -E '^(demo|recorded|run-l1: L1 booted)' "$out/l1.log" >&2
@@ -146,6 +171,12 @@ report() {
 	"$TOOL" report -i "$out/pvprof.data" "$@" > "$file" 2> "$out/report.log" ||
 		die "kvm-pvprof report $* failed: $(tail -n 3 "$out/report.log")"
 }
+if [ -n "$guest_perf" ]; then
+	grep -q '^PERF-CHAIN-SAMPLES ' "$out/l2/console.log" ||
+		die "the guest's perf gave no result (console: $out/l2/console.log)"
+	sed -n 's/^PERF-CHAIN //p' "$out/l2/console.log" | sort -k3,3nr > "$out/perf-chains.txt"
+	echo "demo: the guest's perf: $(sed -n 's/^PERF-CHAIN-SAMPLES //p' "$out/l2/console.log") samples, chains in $out/perf-chains.txt" >&2
+fi
 report "$out/report.txt"
 report "$out/callgraph.txt" --callgraph
 report "$out/folded.txt" --folded
