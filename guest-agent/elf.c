@@ -11,6 +11,10 @@
  * table: the collector inserts entries and marks the publication that
  * wants their symbols; the reader, under the RCU read lock, skips a job a
  * newer publication has superseded and records how many symbols it sent.
+ *
+ * The vDSO is no file: the agent copies the image the kernel mapped into
+ * its own address space at start (the same for every 64-bit process of the
+ * running kernel) and reads it from memory under its build-id.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include <urcu.h>
 #include <urcu/rculfhash.h>
@@ -54,6 +59,13 @@ static unsigned int jobs_pending;	/* queued or being read */
 static bool stopping;
 static pthread_t thread;
 
+/* The running kernel's vDSO, as this process has it mapped. */
+static struct {
+	char *image;
+	size_t size;			/* of the [vdso] mapping */
+	struct file_info fi;
+} vdso;
+
 static unsigned long bid_hash(const struct pvprof_sb_build_id *id)
 {
 	unsigned long h = 0xcbf29ce484222325UL;
@@ -72,25 +84,14 @@ static int bid_match(struct cds_lfht_node *node, const void *key)
 	return e->id.size == id->size && !memcmp(e->id.bytes, id->bytes, id->size);
 }
 
-/**
- * elf_file_info() - a file's build-id and PT_LOAD segments
- * @path: for messages
- * @fd: the file, open for reading
- * @fi: filled in; build_id.size stays 0 when the file has none
- *
- * Return: 0, or -EINVAL when the file is not an ELF file libelf can read.
- */
-int elf_file_info(const char *path, int fd, struct file_info *fi)
+/* The build-id and PT_LOAD segments of an ELF image libelf has open. */
+static int elf_layout(Elf *elf, struct file_info *fi)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	size_t i, nr_phdr;
-	int ret = -EINVAL;
 
 	memset(fi, 0, sizeof(*fi));
-	if (!elf)
-		return ret;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nr_phdr))
-		goto out;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nr_phdr))
+		return -EINVAL;
 	for (i = 0; i < nr_phdr; i++) {
 		GElf_Phdr ph;
 		Elf_Data *d;
@@ -119,8 +120,22 @@ int elf_file_info(const char *path, int fd, struct file_info *fi)
 			}
 		}
 	}
-	ret = 0;
-out:
+	return 0;
+}
+
+/**
+ * elf_file_info() - a file's build-id and PT_LOAD segments
+ * @path: for messages
+ * @fd: the file, open for reading
+ * @fi: filled in; build_id.size stays 0 when the file has none
+ *
+ * Return: 0, or -EINVAL when the file is not an ELF file libelf can read.
+ */
+int elf_file_info(const char *path, int fd, struct file_info *fi)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int ret = elf_layout(elf, fi);
+
 	if (ret)
 		log_debug("%s: not an ELF file libelf reads", path);
 	elf_end(elf);
@@ -166,30 +181,12 @@ static void bulk_emit(void *ctx, const void *msg, size_t len)
 	(*queued)++;
 }
 
-/* Read and queue the symbols of one file; returns the entries queued. */
-static size_t send_symbols(const struct pvprof_sb_build_id *id, int fd)
+/* Is this the vDSO's job: no file, the image copied at start. */
+static bool job_is_vdso(const struct job *j)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t messages = 0, sent;
-
-	if (!elf)
-		return 0;
-	sent = symbol_messages(elf, id, bulk_emit, &messages);
-	elf_end(elf);
-	return sent;
-}
-
-/* Read and queue the unwind sections of one file; returns the parts queued. */
-static size_t send_unwind(const struct pvprof_sb_build_id *id, int fd)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t queued = 0;
-
-	if (!elf)
-		return 0;
-	unwind_messages(elf, id, bulk_emit, &queued);
-	elf_end(elf);
-	return queued;
+	return vdso.image && !strcmp(j->path, "[vdso]") &&
+	       vdso.fi.build_id.size == j->id.size &&
+	       !memcmp(vdso.fi.build_id.bytes, j->id.bytes, j->id.size);
 }
 
 /* Open the file with this build-id: by path, else through the mapping. */
@@ -237,8 +234,9 @@ static bool job_current(const struct job *j, bool record, size_t nr)
 
 static void *elf_thread(void *unused)
 {
+	size_t n, messages;
 	struct job *j;
-	size_t n;
+	Elf *elf;
 	int fd;
 
 	(void)unused;
@@ -262,18 +260,28 @@ static void *elf_thread(void *unused)
 			uatomic_dec(&jobs_pending);
 			continue;
 		}
-		fd = open_job(j);
-		if (fd < 0) {
+		fd = -1;
+		if (job_is_vdso(j)) {
+			elf = elf_memory(vdso.image, vdso.size);
+		} else {
+			fd = open_job(j);
+			elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		}
+		if (!elf) {
 			log_debug("%s: cannot open for its symbols: %m", j->path);
 		} else {
-			n = send_symbols(&j->id, fd);
+			messages = 0;
+			n = symbol_messages(elf, &j->id, bulk_emit, &messages);
 			job_current(j, true, n);
 			log_debug("%s: %zu function symbols", j->path, n);
 			/* After the symbols: a frame needs its name more than its CFI. */
-			n = send_unwind(&j->id, fd);
+			n = 0;
+			unwind_messages(elf, &j->id, bulk_emit, &n);
 			log_debug("%s: %zu unwind table parts", j->path, n);
-			close(fd);
+			elf_end(elf);
 		}
+		if (fd >= 0)
+			close(fd);
 		free(j);
 		uatomic_dec(&jobs_pending);
 	}
@@ -376,6 +384,66 @@ bool elf_busy(void)
 	return uatomic_read(&jobs_pending) != 0;
 }
 
+/*
+ * Copy this process's vDSO: the kernel maps the whole image (section
+ * headers included) at AT_SYSINFO_EHDR; /proc/self/maps gives its size.
+ * Without one (vdso=0) the agent sends no [vdso] mapping, as before.
+ */
+static void vdso_load(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	unsigned long long start, end;
+	char line[256], name[32];
+	FILE *maps;
+	Elf *elf;
+
+	if (!base)
+		return;
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return;
+	while (fgets(line, sizeof(line), maps)) {
+		name[0] = '\0';
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %31s", &start, &end, name) == 3 &&
+		    !strcmp(name, "[vdso]") && start == base && end > start) {
+			vdso.size = end - start;
+			break;
+		}
+	}
+	fclose(maps);
+	if (!vdso.size)
+		return;
+	vdso.image = malloc(vdso.size);
+	if (!vdso.image)
+		goto fail;
+	memcpy(vdso.image, (const void *)base, vdso.size);
+	elf = elf_memory(vdso.image, vdso.size);
+	if (elf_layout(elf, &vdso.fi) || !vdso.fi.build_id.size) {
+		elf_end(elf);
+		log_info("the vDSO has no build-id: its frames get no symbols or unwind tables");
+		goto fail;
+	}
+	elf_end(elf);
+	return;
+fail:
+	free(vdso.image);
+	vdso.image = NULL;
+	vdso.size = 0;
+}
+
+/**
+ * elf_vdso_info() - the layout of the vDSO a process maps
+ * @len: the length of the process's [vdso] mapping
+ *
+ * Return: the vDSO's build-id and segments when the process has the same
+ * vDSO as the agent (a 64-bit process: a compat process's vDSO differs in
+ * size), else NULL.
+ */
+const struct file_info *elf_vdso_info(uint64_t len)
+{
+	return vdso.image && len == vdso.size ? &vdso.fi : NULL;
+}
+
 /**
  * elf_start() - set up libelf, the build-id table and the reader thread
  *
@@ -385,6 +453,7 @@ int elf_start(void)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
+	vdso_load();
 	rcu_register_thread();
 	table = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE, NULL);
 	if (!table)
@@ -420,4 +489,7 @@ void elf_stop(void)
 	rcu_barrier();
 	cds_lfht_destroy(table, NULL);
 	rcu_unregister_thread();
+	free(vdso.image);
+	vdso.image = NULL;
+	vdso.size = 0;
 }

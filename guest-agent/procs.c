@@ -190,6 +190,12 @@ static const struct file_info *file_info(uint32_t maj, uint32_t min, uint64_t in
 	return &c->fi;
 }
 
+/* The vDSO is published as a mapping named so, under its own build-id. */
+static bool is_vdso(const char *path)
+{
+	return !strcmp(path, "[vdso]");
+}
+
 static void send_mmap(const struct pent *e, uint64_t start, uint64_t len, uint64_t pgoff,
 		      uint32_t maj, uint32_t min, uint64_t ino, const char *path,
 		      uint64_t time)
@@ -203,7 +209,15 @@ static void send_mmap(const struct pent *e, uint64_t start, uint64_t len, uint64
 	if (!len || start >= PVPROF_USER_HALF_END || (start & 4095) ||
 	    len > PVPROF_USER_HALF_END - start)
 		return;
-	fi = path[0] == '/' ? file_info(maj, min, ino, e->pid, start, start + len, path) : NULL;
+	if (path[0] == '/')
+		fi = file_info(maj, min, ino, e->pid, start, start + len, path);
+	else if (is_vdso(path))
+		fi = elf_vdso_info(len);
+	else
+		fi = NULL;
+	/* A [vdso] that is not the agent's own has nothing to go with it. */
+	if (path[0] != '/' && !fi)
+		return;
 	if (path_len > PVPROF_SB_NAME_MAX) {
 		tail = path + path_len - PVPROF_SB_NAME_MAX;
 		path_len = PVPROF_SB_NAME_MAX;
@@ -263,8 +277,8 @@ static void publish_maps(const struct pent *e)
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4096[^\n]", &start, &end,
 			   perms, &pgoff, &maj, &min, &ino, file) < 7)
 			continue;
-		/* File-backed executable mappings; [vdso] has no file to read. */
-		if (perms[2] != 'x' || file[0] != '/')
+		/* File-backed executable mappings and the vDSO. */
+		if (perms[2] != 'x' || (file[0] != '/' && !is_vdso(file)))
 			continue;
 		send_mmap(e, start, end - start, pgoff, maj, min, ino, file, now_ns());
 	}
@@ -418,7 +432,7 @@ static void on_mmap2(const uint8_t *r, uint32_t len, uint64_t time)
 		n = sizeof(path) - 1;
 	memcpy(path, r + 72, n);
 	path[n] = '\0';
-	if (path[0] != '/')
+	if (path[0] != '/' && !is_vdso(path))
 		return;
 	e = pent_get(pid, false);
 	if (!e) {

@@ -101,6 +101,7 @@ int elf_start(void);
 void elf_stop(void);
 int elf_file_info(const char *path, int fd, struct file_info *fi);
 uint64_t elf_vaddr_of(const struct file_info *fi, uint64_t pgoff);
+const struct file_info *elf_vdso_info(uint64_t len);
 void elf_want_symbols(const struct pvprof_sb_build_id *id, const char *path,
 		      uint32_t pid, uint64_t start, uint64_t end);
 void elf_new_publication(void);
