@@ -22,7 +22,7 @@
 #                   CALL_GRAPH=dwarf|fp GUEST_PERF=s: the guest's perf first)
 #   make check-demo the demo as a smoke test (about 2 min once built)
 #   make check-unwind user stacks of gcc -O2 -fomit-frame-pointer code in a
-#                   guest, unwound with DWARF CFI (tests/unwind; about 4 min)
+#                   guest, unwound with DWARF CFI, and the guest's perf (tests/unwind; ~6 min)
 #   make bench      pvprof against host perf's IP-only sampling (tests/bench)
 #
 # Every suite ends with a line "N passed, N failed" and leaves its counts in
