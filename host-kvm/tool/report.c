@@ -258,14 +258,13 @@ const char *sample_comm(const struct report_resolver *res, uint32_t pid,
  * @pid: the sample's guest pid
  * @exec_gen: its exec generation
  * @addr: the frame's address
- * @sym: filled; an empty symbol or DSO name counts as unknown
+ * @sym: filled; an empty symbol or DSO name counts as unknown, and so does
+ *	the image of a frame without a DSO
  */
 void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
 		    uint32_t exec_gen, uint64_t addr, struct report_sym *sym)
 {
-	sym->symbol = NULL;
-	sym->dso = NULL;
-	sym->offset = addr;
+	*sym = (struct report_sym){ .offset = addr };
 	if (res && res->resolve)
 		res->resolve(res->ctx, kernel, pid, exec_gen, addr, sym);
 	if (sym->symbol && !*sym->symbol)
@@ -274,6 +273,12 @@ void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid
 		sym->dso = NULL;
 	if (!sym->symbol && !sym->dso)
 		sym->offset = addr;
+	if (!sym->dso)
+		sym->image_start = sym->image_end = sym->image_pgoff = 0;
+	if (!sym->dso || !sym->build_id || sym->build_id_size > REPORT_BUILD_ID_MAX) {
+		sym->build_id = NULL;
+		sym->build_id_size = 0;
+	}
 }
 
 struct build_ctx {
@@ -906,6 +911,11 @@ static void sym_resolve(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exe
 	out->symbol = sym.symbol;
 	out->dso = sym.dso;
 	out->offset = sym.offset;
+	out->image_start = sym.image_start;
+	out->image_end = sym.image_end;
+	out->image_pgoff = sym.image_pgoff;
+	out->build_id = sym.build_id;
+	out->build_id_size = sym.build_id_size;
 }
 
 static int sym_user_code(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t addr)

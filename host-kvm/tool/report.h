@@ -26,12 +26,23 @@
  * @dso: "[kernel.kallsyms]", "[module]", a path, or NULL when unknown
  * @offset: from the symbol; from the DSO base when @symbol is NULL; the
  *	raw address when both are NULL
+ * @image_start: with @dso, the address range of the image that holds the
+ *	frame (the kernel's text, a module, a mapping); 0 and 0 when unknown
+ * @image_end: the address after it
+ * @image_pgoff: the file offset at @image_start
+ * @build_id: the image's build-id, NULL when unknown
+ * @build_id_size: its length, at most REPORT_BUILD_ID_MAX
  */
 struct report_sym {
 	const char *symbol;
 	const char *dso;
 	uint64_t offset;
+	uint64_t image_start, image_end, image_pgoff;
+	const uint8_t *build_id;
+	size_t build_id_size;
 };
+
+#define REPORT_BUILD_ID_MAX	PVPROF_SB_BUILD_ID_MAX
 
 /**
  * struct report_resolver - where symbols and command names come from
