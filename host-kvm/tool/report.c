@@ -285,8 +285,10 @@ struct build_ctx {
 	struct profile *p;
 	const struct report_filter *f;
 	const struct report_resolver *res;
+	const struct profile_sink *sink;
 	int error;
 	struct report_frames frames;	/* the sample being added */
+	struct profile_frame counted[PVPROF_MAX_DEPTH];	/* its frames for @sink */
 };
 
 /* Which frames of a sample count: [*first, *end). */
@@ -359,8 +361,21 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 		}
 		if (i == first)
 			fn->self++;
+		c->counted[i - first] = (struct profile_frame){
+			.addr = c->frames.addr[i],
+			.func = (uint32_t)(fn - p->funcs),
+			.image_start = sym.image_start,
+			.image_end = sym.image_end,
+			.image_pgoff = sym.image_pgoff,
+			.build_id_size = (uint8_t)sym.build_id_size,
+		};
+		if (sym.build_id_size)
+			memcpy(c->counted[i - first].build_id, sym.build_id, sym.build_id_size);
 	}
 	p->nodes[node].self++;
+	if (c->sink)
+		return c->sink->sample(c->sink->ctx, p, &(struct profile_sample){
+			.v = v, .comm = comm, .frames = c->counted, .nr = end - first });
 	return 0;
 }
 
@@ -479,7 +494,24 @@ static int sort_children(struct profile *p)
 int profile_build(struct profile *p, const struct recording *r,
 		  const struct report_filter *f, const struct report_resolver *res)
 {
-	struct build_ctx c = { .p = p, .f = f, .res = res };
+	return profile_build_sink(p, r, f, res, NULL);
+}
+
+/**
+ * profile_build_sink() - profile_build() that also hands each sample to a sink
+ * @p: as for profile_build()
+ * @r: the same
+ * @f: the same
+ * @res: the same
+ * @sink: sees each sample counted, or NULL
+ *
+ * Return: 0, or -1 out of memory (printed).
+ */
+int profile_build_sink(struct profile *p, const struct recording *r,
+		       const struct report_filter *f, const struct report_resolver *res,
+		       const struct profile_sink *sink)
+{
+	struct build_ctx c = { .p = p, .f = f, .res = res, .sink = sink };
 
 	memset(p, 0, sizeof(*p));
 	p->strings = calloc(1, sizeof(*p->strings));

@@ -240,6 +240,53 @@ struct profile {
 	uint32_t func_index_size;
 };
 
+/**
+ * struct profile_frame - one frame of a sample, as profile_build() counted it
+ * @addr: its address
+ * @func: its function, an index into profile.funcs
+ * @image_start: report_sym's, copied: resolvers may reuse their buffers
+ * @image_end: the same
+ * @image_pgoff: the same
+ * @build_id_size: the same
+ * @build_id: the same
+ */
+struct profile_frame {
+	uint64_t addr;
+	uint32_t func;
+	uint64_t image_start, image_end, image_pgoff;
+	uint8_t build_id_size;
+	uint8_t build_id[REPORT_BUILD_ID_MAX];
+};
+
+/**
+ * struct profile_sample - one sample that passed the filters
+ * @v: its callchain record
+ * @comm: its command name, interned, unescaped
+ * @frames: the frames that count, innermost first (kernel, then user)
+ * @nr: their number
+ */
+struct profile_sample {
+	const struct pvprof_st_view *v;
+	const char *comm;
+	const struct profile_frame *frames;
+	uint32_t nr;
+};
+
+/**
+ * struct profile_sink - a writer's hook on each sample profile_build_sink() counts
+ * @sample: called for each sample counted, in stream order; 0, or -1 when
+ *	out of memory
+ * @ctx: passed to @sample
+ *
+ * For a writer that keeps every sample (pprof), not only the tree and the
+ * function table: it sees them during the profile's own walk, so that the
+ * recording is read, unwound and symbolized once for every output.
+ */
+struct profile_sink {
+	int (*sample)(void *ctx, const struct profile *p, const struct profile_sample *s);
+	void *ctx;
+};
+
 /* Escaping (report_escape.c); each returns @out, always NUL-terminated. */
 #define REPORT_ESC_SIZE		(REPORT_NAME_MAX * 6 + 8)
 char *esc_text(const char *s, char *out);
@@ -250,6 +297,9 @@ char *esc_xml(const char *s, char *out);
 /* Building the profile (report.c). */
 int profile_build(struct profile *p, const struct recording *r,
 		  const struct report_filter *f, const struct report_resolver *res);
+int profile_build_sink(struct profile *p, const struct recording *r,
+		       const struct report_filter *f, const struct report_resolver *res,
+		       const struct profile_sink *sink);
 void profile_free(struct profile *p);
 const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
 			size_t size);
