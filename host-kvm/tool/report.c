@@ -1037,6 +1037,7 @@ enum {
 	OPT_KERNEL,
 	OPT_USER,
 	OPT_LIMIT,
+	OPT_PPROF,
 };
 
 struct report_args {
@@ -1044,6 +1045,7 @@ struct report_args {
 	enum report_sort sort;
 	bool callgraph, folded;
 	const char *flamegraph;
+	const char *pprof;
 	uint64_t limit;
 	struct report_filter filter;
 };
@@ -1067,6 +1069,9 @@ static int report_help(void)
 	       "  --folded          FlameGraph's folded stacks on stdout (the header goes\n"
 	       "                    to stderr)\n"
 	       "  --flamegraph OUT.svg  also write an SVG flame graph (no script in it)\n"
+	       "  --pprof OUT.pb.gz also write the samples as a gzipped pprof profile\n"
+	       "                    (profile.proto: go tool pprof, Parca, Pyroscope),\n"
+	       "                    labelled vm, vcpu, pid, tid and comm\n"
 	       "  --vcpu N          only samples of vCPU N\n"
 	       "  --pid PID         only samples of guest process PID\n"
 	       "  --comm NAME       only samples of processes named NAME\n"
@@ -1087,6 +1092,7 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "comm", required_argument, NULL, OPT_COMM },
@@ -1129,6 +1135,9 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 			break;
 		case OPT_FLAMEGRAPH:
 			a->flamegraph = optarg;
+			break;
+		case OPT_PPROF:
+			a->pprof = optarg;
 			break;
 		case OPT_VCPU:
 			ret = parse_u64("--vcpu", optarg, 0, UINT32_MAX, &v);
@@ -1194,6 +1203,7 @@ int do_report(int argc, char **argv)
 {
 	struct report_args a = { 0 };
 	struct pvprof_symbolizer *sym;
+	struct report_pprof *pprof = NULL;
 	struct report_resolver res;
 	FILE *svg = NULL;
 	struct recording r;
@@ -1208,10 +1218,18 @@ int do_report(int argc, char **argv)
 	if (ret)
 		return ret;
 	/* Before any output: a report is not half written for a bad path. */
+	if (a.pprof) {
+		pprof = report_pprof_create(a.pprof, a.input);
+		if (!pprof) {
+			recording_free(&r);
+			return EXIT_FAILED;
+		}
+	}
 	if (a.flamegraph) {
 		svg = fopen(a.flamegraph, "w");
 		if (!svg) {
 			p_err("cannot create %s: %s", a.flamegraph, strerror(errno));
+			report_pprof_free(pprof);
 			recording_free(&r);
 			return EXIT_FAILED;
 		}
@@ -1229,7 +1247,8 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 		goto free_sym;
 	}
-	if (profile_build(&p, &r, &a.filter, &res)) {
+	if (profile_build_sink(&p, &r, &a.filter, &res,
+			       pprof ? report_pprof_sink(pprof) : NULL)) {
 		ret = EXIT_FAILED;
 		goto free_profile;
 	}
@@ -1246,6 +1265,8 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 	if (ret)
 		p_err("write the report: %s", strerror(errno));
+	else if (pprof && report_pprof_write(pprof, a.input, &r, &p, &a.filter, &res))
+		ret = EXIT_FAILED;
 free_profile:
 	profile_free(&p);
 	report_unwind_free(res.unwind);
@@ -1256,6 +1277,8 @@ close_svg:
 		p_err("write %s: %s", a.flamegraph, strerror(errno));
 		ret = EXIT_FAILED;
 	}
+	/* Removes the file unless it was written whole. */
+	report_pprof_free(pprof);
 	if (fflush(stdout) && !ret) {
 		p_err("write the report: %s", strerror(errno));
 		ret = EXIT_FAILED;

@@ -339,6 +339,16 @@ int report_write_script(FILE *f, const struct recording *r,
 			const struct report_filter *flt,
 			const struct report_resolver *res);
 
+/* pprof's profile.proto, gzipped (report_pprof.c). */
+struct report_pprof;
+struct report_pprof *report_pprof_create(const char *path, const char *input);
+const struct profile_sink *report_pprof_sink(struct report_pprof *pp);
+int report_pprof_write(struct report_pprof *pp, const char *input,
+		       const struct recording *r, const struct profile *p,
+		       const struct report_filter *flt,
+		       const struct report_resolver *res);
+void report_pprof_free(struct report_pprof *pp);
+
 int do_report(int argc, char **argv);
 int do_script(int argc, char **argv);
 
