@@ -258,14 +258,13 @@ const char *sample_comm(const struct report_resolver *res, uint32_t pid,
  * @pid: the sample's guest pid
  * @exec_gen: its exec generation
  * @addr: the frame's address
- * @sym: filled; an empty symbol or DSO name counts as unknown
+ * @sym: filled; an empty symbol or DSO name counts as unknown, and so does
+ *	the image of a frame without a DSO
  */
 void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
 		    uint32_t exec_gen, uint64_t addr, struct report_sym *sym)
 {
-	sym->symbol = NULL;
-	sym->dso = NULL;
-	sym->offset = addr;
+	*sym = (struct report_sym){ .offset = addr };
 	if (res && res->resolve)
 		res->resolve(res->ctx, kernel, pid, exec_gen, addr, sym);
 	if (sym->symbol && !*sym->symbol)
@@ -274,14 +273,22 @@ void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid
 		sym->dso = NULL;
 	if (!sym->symbol && !sym->dso)
 		sym->offset = addr;
+	if (!sym->dso)
+		sym->image_start = sym->image_end = sym->image_pgoff = 0;
+	if (!sym->dso || !sym->build_id || sym->build_id_size > REPORT_BUILD_ID_MAX) {
+		sym->build_id = NULL;
+		sym->build_id_size = 0;
+	}
 }
 
 struct build_ctx {
 	struct profile *p;
 	const struct report_filter *f;
 	const struct report_resolver *res;
+	const struct profile_sink *sink;
 	int error;
 	struct report_frames frames;	/* the sample being added */
+	struct profile_frame counted[PVPROF_MAX_DEPTH];	/* its frames for @sink */
 };
 
 /* Which frames of a sample count: [*first, *end). */
@@ -354,8 +361,21 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 		}
 		if (i == first)
 			fn->self++;
+		c->counted[i - first] = (struct profile_frame){
+			.addr = c->frames.addr[i],
+			.func = (uint32_t)(fn - p->funcs),
+			.image_start = sym.image_start,
+			.image_end = sym.image_end,
+			.image_pgoff = sym.image_pgoff,
+			.build_id_size = (uint8_t)sym.build_id_size,
+		};
+		if (sym.build_id_size)
+			memcpy(c->counted[i - first].build_id, sym.build_id, sym.build_id_size);
 	}
 	p->nodes[node].self++;
+	if (c->sink)
+		return c->sink->sample(c->sink->ctx, p, &(struct profile_sample){
+			.v = v, .comm = comm, .frames = c->counted, .nr = end - first });
 	return 0;
 }
 
@@ -474,7 +494,24 @@ static int sort_children(struct profile *p)
 int profile_build(struct profile *p, const struct recording *r,
 		  const struct report_filter *f, const struct report_resolver *res)
 {
-	struct build_ctx c = { .p = p, .f = f, .res = res };
+	return profile_build_sink(p, r, f, res, NULL);
+}
+
+/**
+ * profile_build_sink() - profile_build() that also hands each sample to a sink
+ * @p: as for profile_build()
+ * @r: the same
+ * @f: the same
+ * @res: the same
+ * @sink: sees each sample counted, or NULL
+ *
+ * Return: 0, or -1 out of memory (printed).
+ */
+int profile_build_sink(struct profile *p, const struct recording *r,
+		       const struct report_filter *f, const struct report_resolver *res,
+		       const struct profile_sink *sink)
+{
+	struct build_ctx c = { .p = p, .f = f, .res = res, .sink = sink };
 
 	memset(p, 0, sizeof(*p));
 	p->strings = calloc(1, sizeof(*p->strings));
@@ -906,6 +943,11 @@ static void sym_resolve(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exe
 	out->symbol = sym.symbol;
 	out->dso = sym.dso;
 	out->offset = sym.offset;
+	out->image_start = sym.image_start;
+	out->image_end = sym.image_end;
+	out->image_pgoff = sym.image_pgoff;
+	out->build_id = sym.build_id;
+	out->build_id_size = sym.build_id_size;
 }
 
 static int sym_user_code(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t addr)
@@ -995,6 +1037,7 @@ enum {
 	OPT_KERNEL,
 	OPT_USER,
 	OPT_LIMIT,
+	OPT_PPROF,
 };
 
 struct report_args {
@@ -1002,6 +1045,7 @@ struct report_args {
 	enum report_sort sort;
 	bool callgraph, folded;
 	const char *flamegraph;
+	const char *pprof;
 	uint64_t limit;
 	struct report_filter filter;
 };
@@ -1025,6 +1069,9 @@ static int report_help(void)
 	       "  --folded          FlameGraph's folded stacks on stdout (the header goes\n"
 	       "                    to stderr)\n"
 	       "  --flamegraph OUT.svg  also write an SVG flame graph (no script in it)\n"
+	       "  --pprof OUT.pb.gz also write the samples as a gzipped pprof profile\n"
+	       "                    (profile.proto: go tool pprof, Parca, Pyroscope),\n"
+	       "                    labelled vm, vcpu, pid, tid and comm\n"
 	       "  --vcpu N          only samples of vCPU N\n"
 	       "  --pid PID         only samples of guest process PID\n"
 	       "  --comm NAME       only samples of processes named NAME\n"
@@ -1045,6 +1092,7 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "comm", required_argument, NULL, OPT_COMM },
@@ -1087,6 +1135,9 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 			break;
 		case OPT_FLAMEGRAPH:
 			a->flamegraph = optarg;
+			break;
+		case OPT_PPROF:
+			a->pprof = optarg;
 			break;
 		case OPT_VCPU:
 			ret = parse_u64("--vcpu", optarg, 0, UINT32_MAX, &v);
@@ -1152,6 +1203,7 @@ int do_report(int argc, char **argv)
 {
 	struct report_args a = { 0 };
 	struct pvprof_symbolizer *sym;
+	struct report_pprof *pprof = NULL;
 	struct report_resolver res;
 	FILE *svg = NULL;
 	struct recording r;
@@ -1166,10 +1218,18 @@ int do_report(int argc, char **argv)
 	if (ret)
 		return ret;
 	/* Before any output: a report is not half written for a bad path. */
+	if (a.pprof) {
+		pprof = report_pprof_create(a.pprof, a.input);
+		if (!pprof) {
+			recording_free(&r);
+			return EXIT_FAILED;
+		}
+	}
 	if (a.flamegraph) {
 		svg = fopen(a.flamegraph, "w");
 		if (!svg) {
 			p_err("cannot create %s: %s", a.flamegraph, strerror(errno));
+			report_pprof_free(pprof);
 			recording_free(&r);
 			return EXIT_FAILED;
 		}
@@ -1187,7 +1247,8 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 		goto free_sym;
 	}
-	if (profile_build(&p, &r, &a.filter, &res)) {
+	if (profile_build_sink(&p, &r, &a.filter, &res,
+			       pprof ? report_pprof_sink(pprof) : NULL)) {
 		ret = EXIT_FAILED;
 		goto free_profile;
 	}
@@ -1204,6 +1265,8 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 	if (ret)
 		p_err("write the report: %s", strerror(errno));
+	else if (pprof && report_pprof_write(pprof, a.input, &r, &p, &a.filter, &res))
+		ret = EXIT_FAILED;
 free_profile:
 	profile_free(&p);
 	report_unwind_free(res.unwind);
@@ -1214,6 +1277,8 @@ close_svg:
 		p_err("write %s: %s", a.flamegraph, strerror(errno));
 		ret = EXIT_FAILED;
 	}
+	/* Removes the file unless it was written whole. */
+	report_pprof_free(pprof);
 	if (fflush(stdout) && !ret) {
 		p_err("write the report: %s", strerror(errno));
 		ret = EXIT_FAILED;

@@ -26,12 +26,23 @@
  * @dso: "[kernel.kallsyms]", "[module]", a path, or NULL when unknown
  * @offset: from the symbol; from the DSO base when @symbol is NULL; the
  *	raw address when both are NULL
+ * @image_start: with @dso, the address range of the image that holds the
+ *	frame (the kernel's text, a module, a mapping); 0 and 0 when unknown
+ * @image_end: the address after it
+ * @image_pgoff: the file offset at @image_start
+ * @build_id: the image's build-id, NULL when unknown
+ * @build_id_size: its length, at most REPORT_BUILD_ID_MAX
  */
 struct report_sym {
 	const char *symbol;
 	const char *dso;
 	uint64_t offset;
+	uint64_t image_start, image_end, image_pgoff;
+	const uint8_t *build_id;
+	size_t build_id_size;
 };
+
+#define REPORT_BUILD_ID_MAX	PVPROF_SB_BUILD_ID_MAX
 
 /**
  * struct report_resolver - where symbols and command names come from
@@ -229,6 +240,53 @@ struct profile {
 	uint32_t func_index_size;
 };
 
+/**
+ * struct profile_frame - one frame of a sample, as profile_build() counted it
+ * @addr: its address
+ * @func: its function, an index into profile.funcs
+ * @image_start: report_sym's, copied: resolvers may reuse their buffers
+ * @image_end: the same
+ * @image_pgoff: the same
+ * @build_id_size: the same
+ * @build_id: the same
+ */
+struct profile_frame {
+	uint64_t addr;
+	uint32_t func;
+	uint64_t image_start, image_end, image_pgoff;
+	uint8_t build_id_size;
+	uint8_t build_id[REPORT_BUILD_ID_MAX];
+};
+
+/**
+ * struct profile_sample - one sample that passed the filters
+ * @v: its callchain record
+ * @comm: its command name, interned, unescaped
+ * @frames: the frames that count, innermost first (kernel, then user)
+ * @nr: their number
+ */
+struct profile_sample {
+	const struct pvprof_st_view *v;
+	const char *comm;
+	const struct profile_frame *frames;
+	uint32_t nr;
+};
+
+/**
+ * struct profile_sink - a writer's hook on each sample profile_build_sink() counts
+ * @sample: called for each sample counted, in stream order; 0, or -1 when
+ *	out of memory
+ * @ctx: passed to @sample
+ *
+ * For a writer that keeps every sample (pprof), not only the tree and the
+ * function table: it sees them during the profile's own walk, so that the
+ * recording is read, unwound and symbolized once for every output.
+ */
+struct profile_sink {
+	int (*sample)(void *ctx, const struct profile *p, const struct profile_sample *s);
+	void *ctx;
+};
+
 /* Escaping (report_escape.c); each returns @out, always NUL-terminated. */
 #define REPORT_ESC_SIZE		(REPORT_NAME_MAX * 6 + 8)
 char *esc_text(const char *s, char *out);
@@ -239,6 +297,9 @@ char *esc_xml(const char *s, char *out);
 /* Building the profile (report.c). */
 int profile_build(struct profile *p, const struct recording *r,
 		  const struct report_filter *f, const struct report_resolver *res);
+int profile_build_sink(struct profile *p, const struct recording *r,
+		       const struct report_filter *f, const struct report_resolver *res,
+		       const struct profile_sink *sink);
 void profile_free(struct profile *p);
 const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
 			size_t size);
@@ -277,6 +338,16 @@ int report_write_flamegraph(FILE *f, const struct profile *p, const char *title)
 int report_write_script(FILE *f, const struct recording *r,
 			const struct report_filter *flt,
 			const struct report_resolver *res);
+
+/* pprof's profile.proto, gzipped (report_pprof.c). */
+struct report_pprof;
+struct report_pprof *report_pprof_create(const char *path, const char *input);
+const struct profile_sink *report_pprof_sink(struct report_pprof *pp);
+int report_pprof_write(struct report_pprof *pp, const char *input,
+		       const struct recording *r, const struct profile *p,
+		       const struct report_filter *flt,
+		       const struct report_resolver *res);
+void report_pprof_free(struct report_pprof *pp);
 
 int do_report(int argc, char **argv);
 int do_script(int argc, char **argv);

@@ -47,6 +47,8 @@ struct kimage {
 	uint64_t end;		/* 0 until its KERNEL or MODULE message */
 	uint64_t nr_syms;	/* announced (kernel), 0 when unknown (modules) */
 	unsigned int layouts;	/* distinct (base, end) it was given */
+	uint8_t build_id_size;	/* of its last KERNEL or MODULE message */
+	uint8_t build_id[PVPROF_SB_BUILD_ID_MAX];
 	struct symtab syms;
 };
 
@@ -257,6 +259,8 @@ static int add_kernel(struct pvprof_symbolizer *s, const void *msg)
 	s->kernel.base = k.stext;
 	s->kernel.end = k.etext;
 	s->kernel.nr_syms = k.nr_syms;
+	s->kernel.build_id_size = k.build_id.size;
+	memcpy(s->kernel.build_id, k.build_id.bytes, k.build_id.size);
 	s->st.kernel_syms_expected = k.nr_syms;
 	return 0;
 }
@@ -279,6 +283,8 @@ static int add_module(struct pvprof_symbolizer *s, const void *msg)
 		img->layouts++;
 	img->base = m.base;
 	img->end = m.base + m.size;
+	img->build_id_size = m.build_id.size;
+	memcpy(img->build_id, m.build_id.bytes, m.build_id.size);
 	s->by_base_dirty = true;
 	return 0;
 }
@@ -815,6 +821,15 @@ static struct kimage *kimage_twin(struct pvprof_symbolizer *s, struct kimage *im
 	return twin && twin->base == img->base && twin->end == img->end ? twin : NULL;
 }
 
+static void kimage_describe(const struct kimage *img, struct pvprof_sym *out)
+{
+	out->dso = img->dso;
+	out->image_start = img->base;
+	out->image_end = img->end;
+	out->build_id = img->build_id_size ? img->build_id : NULL;
+	out->build_id_size = img->build_id_size;
+}
+
 /*
  * A kernel frame in no text range the agent described: idle and .noinstr
  * code past _etext, .init text, or an address no symbol covers.  Once the
@@ -841,7 +856,7 @@ static void kernel_outside(struct pvprof_symbolizer *s, uint64_t addr,
 		k = &s->complete->kernel;
 	if (!k->end)
 		return;
-	out->dso = k->dso;
+	kimage_describe(k, out);
 	out->offset = addr - k->base;
 }
 
@@ -864,7 +879,7 @@ static void resolve_kernel(struct pvprof_symbolizer *s, uint64_t addr,
 		kernel_outside(s, addr, out);
 		return;
 	}
-	out->dso = img->dso;
+	kimage_describe(img, out);
 	out->offset = addr - img->base;
 	sym = symtab_find(&img->syms, addr);
 	/*
@@ -913,8 +928,13 @@ static void resolve_user(struct pvprof_symbolizer *s, uint32_t pid,
 		return;
 	out->dso = m->path ? m->path : "[unknown]";
 	out->offset = addr - m->start + m->pgoff;
+	out->image_start = m->start;
+	out->image_end = m->end;
+	out->image_pgoff = m->pgoff;
 	if (!m->elf)
 		return;
+	out->build_id = m->elf->id;
+	out->build_id_size = m->elf->id_size;
 	va = addr - m->start + m->vaddr;
 	syms = elf_syms(s, m->elf);
 	sym = symtab_find(syms, va);
@@ -937,9 +957,7 @@ void pvprof_symbolizer_resolve(struct pvprof_symbolizer *s, bool kernel_frame,
 			       uint32_t pid, uint32_t exec_gen, uint64_t addr,
 			       struct pvprof_sym *out)
 {
-	out->symbol = NULL;
-	out->dso = NULL;
-	out->offset = addr;
+	*out = (struct pvprof_sym){ .offset = addr };
 	if (kernel_frame)
 		resolve_kernel(s, addr, out);
 	else

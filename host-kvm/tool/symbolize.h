@@ -30,14 +30,27 @@ struct pvprof_symbolizer;
  *	the module's base; files: the file offset) when @symbol is NULL; the
  *	raw address when both are NULL
  *
+ * @image_start: with @dso, the first address of the image that holds the
+ *	address: the kernel's _stext, a module's base, a mapping's start
+ * @image_end: the address after it (the kernel's _etext)
+ * @image_pgoff: the file offset of @image_start (0 for the kernel and
+ *	modules)
+ * @build_id: the image's build-id as the guest agent sent it, NULL when
+ *	unknown; valid for the life of the symbolizer
+ * @build_id_size: its length
+ *
  * A kernel frame outside every text range the agent described is still
  * "[kernel.kallsyms]", at its offset from _stext (wrapped below it), once
- * a KERNEL message gave _stext.
+ * a KERNEL message gave _stext; its image is the kernel's text range all
+ * the same.
  */
 struct pvprof_sym {
 	const char *symbol;
 	const char *dso;
 	uint64_t offset;
+	uint64_t image_start, image_end, image_pgoff;
+	const uint8_t *build_id;
+	size_t build_id_size;
 };
 
 /**

@@ -143,6 +143,7 @@ static void run_writers(const struct recording *r, const struct report_resolver 
 	struct report_filter none = { .vcpu = -1, .pid = -1 };
 	struct report_filter kernel = { .vcpu = 0, .pid = -1,
 					.flags = REPORT_F_KERNEL_ONLY };
+	struct report_pprof *pp;
 	struct profile p;
 	uint64_t self_sum = 0, empty, samples;
 	char *buf = NULL;
@@ -150,7 +151,12 @@ static void run_writers(const struct recording *r, const struct report_resolver 
 	uint32_t i;
 	FILE *f;
 
-	FUZZ_CHECK(!profile_build(&p, r, &none, res));
+	/* The pprof writer takes every sample of this build. */
+	pp = report_pprof_create("/dev/null", "fuzz");
+	FUZZ_CHECK(pp);
+	FUZZ_CHECK(!profile_build_sink(&p, r, &none, res, report_pprof_sink(pp)));
+	FUZZ_CHECK(!report_pprof_write(pp, "fuzz", r, &p, &none, res));
+	report_pprof_free(pp);
 	for (i = 0; i < p.nr_funcs; i++) {
 		FUZZ_CHECK(p.funcs[i].self <= p.funcs[i].total);
 		FUZZ_CHECK(p.funcs[i].total <= p.stats.samples);
