@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "core/host.h"
+#include "flamegraph.h"
 #include "main.h"
 #include "recording.h"
 #include "report.h"
@@ -995,6 +996,9 @@ enum {
 	OPT_KERNEL,
 	OPT_USER,
 	OPT_LIMIT,
+	OPT_TITLE,
+	OPT_WIDTH,
+	OPT_INVERTED,
 };
 
 struct report_args {
@@ -1002,6 +1006,7 @@ struct report_args {
 	enum report_sort sort;
 	bool callgraph, folded;
 	const char *flamegraph;
+	struct flamegraph_options fg;
 	uint64_t limit;
 	struct report_filter filter;
 };
@@ -1026,6 +1031,9 @@ static int report_help(void)
 	       "                    to stderr)\n"
 	       "  --flamegraph OUT.svg  also write an interactive SVG flame graph: click a\n"
 	       "                    frame to zoom, Search (Ctrl-F) for a regular expression\n"
+	       "  --title TEXT      its title (default \"pvprof flame graph: FILE\")\n"
+	       "  --width PIXELS    its width, %5$d to %6$d (default %7$d)\n"
+	       "  --inverted        an icicle graph: callers at the top, callees below\n"
 	       "  --vcpu N          only samples of vCPU N\n"
 	       "  --pid PID         only samples of guest process PID\n"
 	       "  --comm NAME       only samples of processes named NAME\n"
@@ -1035,7 +1043,8 @@ static int report_help(void)
 	       "\n"
 	       "Strings from the guest are escaped: bytes other than printable ASCII\n"
 	       "show as \\xHH, names longer than %4$d bytes are cut and end in '...'.\n",
-	       bin_name, REPORT_DEFAULT_INPUT, REPORT_DEFAULT_LIMIT, REPORT_NAME_MAX);
+	       bin_name, REPORT_DEFAULT_INPUT, REPORT_DEFAULT_LIMIT, REPORT_NAME_MAX,
+	       FLAMEGRAPH_WIDTH_MIN, FLAMEGRAPH_WIDTH_MAX, FLAMEGRAPH_WIDTH_DEFAULT);
 	return EXIT_OK;
 }
 
@@ -1046,6 +1055,9 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "comm", required_argument, NULL, OPT_COMM },
@@ -1089,6 +1101,17 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		case OPT_FLAMEGRAPH:
 			a->flamegraph = optarg;
 			break;
+		case OPT_TITLE:
+			a->fg.title = optarg;
+			break;
+		case OPT_WIDTH:
+			ret = parse_u64("--width", optarg, FLAMEGRAPH_WIDTH_MIN,
+					FLAMEGRAPH_WIDTH_MAX, &v);
+			a->fg.width = (unsigned int)v;
+			break;
+		case OPT_INVERTED:
+			a->fg.inverted = true;
+			break;
 		case OPT_VCPU:
 			ret = parse_u64("--vcpu", optarg, 0, UINT32_MAX, &v);
 			a->filter.vcpu = (int64_t)v;
@@ -1126,6 +1149,8 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		return usage_err("report: give --kernel or --user, not both");
 	if (a->callgraph && a->folded)
 		return usage_err("report: give --callgraph or --folded, not both");
+	if (!a->flamegraph && (a->fg.title || a->fg.width || a->fg.inverted))
+		return usage_err("report: --title, --width and --inverted need --flamegraph OUT.svg");
 	return expect_operands(argc, argv, 0, "no operand");
 }
 
@@ -1201,7 +1226,8 @@ int do_report(int argc, char **argv)
 		    report_write_top(stdout, &p, a.sort, a.limit))) {
 		ret = EXIT_FAILED;
 	}
-	if (svg && report_write_flamegraph(svg, &p, a.input))
+	a.fg.source = a.input;
+	if (svg && flamegraph_write(svg, &p, &a.fg))
 		ret = EXIT_FAILED;
 	if (ret)
 		p_err("write the report: %s", strerror(errno));
