@@ -4,11 +4,12 @@
 # Idempotent: does nothing (and needs no network) when all are present.
 set -eu
 
+# chromium: host-kvm/tool's flame graph test runs the SVG's script headless.
 PKGS="gcc g++ make pkg-config python3 python3-docutils cpio xz-utils kmod
 linux-source-6.1 linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static linux-perf
 libelf-dev libdw-dev liburcu-dev check clang libclang-rt-14-dev
-groff-base bsdextrautils qemu-utils jq dkms openssl"
+groff-base bsdextrautils qemu-utils jq dkms openssl chromium"
 # Callers may name more: make check-debug adds what the kernel build needs.
 PKGS="$PKGS $*"
 
