@@ -4,12 +4,14 @@
 # Idempotent: does nothing (and needs no network) when all are present.
 set -eu
 
+# golang-go and chromium are test oracles: go tool pprof reads report --pprof,
+# chromium runs the flame graph SVG's script headless (host-kvm/tool/tests).
 PKGS="gcc g++ make pkg-config python3 python3-docutils cpio xz-utils kmod
 linux-source-6.1 linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static linux-perf
 libelf-dev libdw-dev liburcu-dev check clang libclang-rt-14-dev
 groff-base bsdextrautils qemu-utils jq dkms openssl
-libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go"
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go chromium"
 # Callers may name more: make check-debug adds what the kernel build needs.
 PKGS="$PKGS $*"
 

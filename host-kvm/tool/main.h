@@ -41,8 +41,9 @@
 	"              [--call-graph fp|dwarf[,SIZE]] VM"
 #define USAGE_REPORT \
 	"report [-i FILE] [--sort self|total] [--callgraph] [--folded]\n" \
-	"              [--flamegraph OUT.svg] [--pprof OUT.pb.gz] [--vcpu N]\n" \
-	"              [--pid PID] [--comm NAME] [--kernel|--user] [--limit N]"
+	"              [--flamegraph OUT.svg [--title TEXT] [--width PIXELS] [--inverted]]\n" \
+	"              [--pprof OUT.pb.gz] [--vcpu N] [--pid PID] [--comm NAME]\n" \
+	"              [--kernel|--user] [--limit N]"
 #define USAGE_SCRIPT	"script [-i FILE]"
 
 extern const char *bin_name;

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "core/host.h"
+#include "flamegraph.h"
 #include "main.h"
 #include "recording.h"
 #include "report.h"
@@ -1038,6 +1039,9 @@ enum {
 	OPT_USER,
 	OPT_LIMIT,
 	OPT_PPROF,
+	OPT_TITLE,
+	OPT_WIDTH,
+	OPT_INVERTED,
 };
 
 struct report_args {
@@ -1046,6 +1050,7 @@ struct report_args {
 	bool callgraph, folded;
 	const char *flamegraph;
 	const char *pprof;
+	struct flamegraph_options fg;
 	uint64_t limit;
 	struct report_filter filter;
 };
@@ -1068,7 +1073,11 @@ static int report_help(void)
 	       "  --callgraph       the call tree instead of the function list\n"
 	       "  --folded          FlameGraph's folded stacks on stdout (the header goes\n"
 	       "                    to stderr)\n"
-	       "  --flamegraph OUT.svg  also write an SVG flame graph (no script in it)\n"
+	       "  --flamegraph OUT.svg  also write an interactive SVG flame graph: click a\n"
+	       "                    frame to zoom, Search (Ctrl-F) for a regular expression\n"
+	       "  --title TEXT      its title (default \"pvprof flame graph: FILE\")\n"
+	       "  --width PIXELS    its width, %5$d to %6$d (default %7$d)\n"
+	       "  --inverted        an icicle graph: callers at the top, callees below\n"
 	       "  --pprof OUT.pb.gz also write the samples as a gzipped pprof profile\n"
 	       "                    (profile.proto: go tool pprof, Parca, Pyroscope),\n"
 	       "                    labelled vm, vcpu, pid, tid and comm\n"
@@ -1081,7 +1090,8 @@ static int report_help(void)
 	       "\n"
 	       "Strings from the guest are escaped: bytes other than printable ASCII\n"
 	       "show as \\xHH, names longer than %4$d bytes are cut and end in '...'.\n",
-	       bin_name, REPORT_DEFAULT_INPUT, REPORT_DEFAULT_LIMIT, REPORT_NAME_MAX);
+	       bin_name, REPORT_DEFAULT_INPUT, REPORT_DEFAULT_LIMIT, REPORT_NAME_MAX,
+	       FLAMEGRAPH_WIDTH_MIN, FLAMEGRAPH_WIDTH_MAX, FLAMEGRAPH_WIDTH_DEFAULT);
 	return EXIT_OK;
 }
 
@@ -1093,6 +1103,9 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "comm", required_argument, NULL, OPT_COMM },
@@ -1139,6 +1152,17 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		case OPT_PPROF:
 			a->pprof = optarg;
 			break;
+		case OPT_TITLE:
+			a->fg.title = optarg;
+			break;
+		case OPT_WIDTH:
+			ret = parse_u64("--width", optarg, FLAMEGRAPH_WIDTH_MIN,
+					FLAMEGRAPH_WIDTH_MAX, &v);
+			a->fg.width = (unsigned int)v;
+			break;
+		case OPT_INVERTED:
+			a->fg.inverted = true;
+			break;
 		case OPT_VCPU:
 			ret = parse_u64("--vcpu", optarg, 0, UINT32_MAX, &v);
 			a->filter.vcpu = (int64_t)v;
@@ -1176,6 +1200,8 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		return usage_err("report: give --kernel or --user, not both");
 	if (a->callgraph && a->folded)
 		return usage_err("report: give --callgraph or --folded, not both");
+	if (!a->flamegraph && (a->fg.title || a->fg.width || a->fg.inverted))
+		return usage_err("report: --title, --width and --inverted need --flamegraph OUT.svg");
 	return expect_operands(argc, argv, 0, "no operand");
 }
 
@@ -1261,7 +1287,8 @@ int do_report(int argc, char **argv)
 		    report_write_top(stdout, &p, a.sort, a.limit))) {
 		ret = EXIT_FAILED;
 	}
-	if (svg && report_write_flamegraph(svg, &p, a.input))
+	a.fg.source = a.input;
+	if (svg && flamegraph_write(svg, &p, &a.fg))
 		ret = EXIT_FAILED;
 	if (ret)
 		p_err("write the report: %s", strerror(errno));

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/sideband.h"
+#include "host-kvm/tool/flamegraph.h"
 #include "host-kvm/tool/recording.h"
 #include "host-kvm/tool/report.h"
 #include "host-kvm/tool/symbolize.h"
@@ -115,20 +116,34 @@ static void check_folded(const char *s, size_t len, uint64_t samples)
 }
 
 /*
- * Names are text: every '<' in the SVG starts one of the writer's own tags,
- * so no name opened an element (and, with '"' escaped, no attribute).
+ * Names are text: the SVG's one script is flamegraph.js, unchanged, and
+ * every other '<' starts one of the writer's own tags, so no name opened an
+ * element (and, with '"' escaped, no attribute).
  */
 static void check_svg(const char *s, size_t len)
 {
 	static const char *const tags[] = {
 		"<?xml ", "<svg ", "</svg>", "<style>", "</style>", "<rect ", "<text ",
-		"</text>", "<g>", "</g>", "<title>", "</title>",
+		"</text>", "<g>", "<g ", "</g>", "<title>", "</title>",
 	};
-	const char *p = s, *end = s + len;
+	static const char open_tag[] = "<script type=\"text/ecmascript\"><![CDATA[\n";
+	static const char close_tag[] = "]]></script>";
+	const char *p = s, *end = s + len, *script;
+	size_t script_len;
 
+	script = memmem(s, len, open_tag, strlen(open_tag));
+	FUZZ_CHECK(script);
+	script_len = strlen(open_tag) + strlen(flamegraph_script) + strlen(close_tag);
+	FUZZ_CHECK((size_t)(end - script) >= script_len &&
+		   !memcmp(script + strlen(open_tag), flamegraph_script, strlen(flamegraph_script)) &&
+		   !memcmp(script + script_len - strlen(close_tag), close_tag, strlen(close_tag)));
 	while ((p = memchr(p, '<', (size_t)(end - p)))) {
 		size_t i, n = sizeof(tags) / sizeof(tags[0]);
 
+		if (p == script) {
+			p += script_len;
+			continue;
+		}
 		for (i = 0; i < n; i++)
 			if ((size_t)(end - p) >= strlen(tags[i]) &&
 			    !memcmp(p, tags[i], strlen(tags[i])))

@@ -118,9 +118,12 @@ ns = "{http://www.w3.org/2000/svg}"
 if root.tag != ns + "svg":
     sys.exit("root is " + root.tag)
 tags = {e.tag.replace(ns, "") for e in root.iter()}
-extra = tags - {"svg", "style", "rect", "text", "g", "title"}
+extra = tags - {"svg", "style", "script", "rect", "text", "g", "title"}
 if extra:
     sys.exit("unexpected elements " + " ".join(sorted(extra)))
+scripts = list(root.iter(ns + "script"))
+if len(scripts) != 1 or scripts[0].text != "\n" + open(sys.argv[2]).read():
+    sys.exit("the script is not flamegraph.js, unchanged")
 for e in root.iter():
     for a in e.attrib:
         if a.lower().startswith("on") or "href" in a:
@@ -128,8 +131,8 @@ for e in root.iter():
 titles = [t.text for t in root.iter(ns + "title")]
 if not titles or not titles[0].startswith("all (11 samples"):
     sys.exit("first frame is not all (11 samples): %r" % titles[:1])
-' "$tmp/fg.svg" 2>&1); then
-		pass "flamegraph: well-formed SVG, only svg/style/rect/text/g/title, no event or link attributes"
+' "$tmp/fg.svg" "$here/../flamegraph.js" 2>&1); then
+		pass "flamegraph: well-formed SVG, only svg/style/script/rect/text/g/title, the script flamegraph.js, no event or link attributes"
 	else
 		fail "flamegraph: SVG structure" "$why"
 	fi
