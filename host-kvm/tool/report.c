@@ -484,7 +484,10 @@ int profile_build(struct profile *p, const struct recording *r,
 	p->cap_nodes = 1024;
 	p->nr_nodes = 1;
 	p->nodes[0].name = "all";
-	if (recording_for_each(r, build_record, &c) || sort_children(p))
+	/* A read error is printed by recording_for_each(). */
+	if (recording_for_each(r, build_record, &c) && !c.error)
+		return -1;
+	if (c.error || sort_children(p))
 		goto oom;
 	return 0;
 oom:
@@ -935,7 +938,7 @@ static int feed_sideband(void *ctx, const struct pvprof_st_view *v, uint64_t off
 	(void)off;
 	if (v->hdr.type == PVPROF_ST_SIDEBAND &&
 	    pvprof_symbolizer_add(ctx, v->sb_msg, v->sb_len) == -ENOMEM)
-		return -1;
+		return 1;
 	return 0;
 }
 
@@ -948,14 +951,21 @@ static int feed_sideband(void *ctx, const struct pvprof_st_view *v, uint64_t off
  * (pvprof_symbolizer_complete()): samples taken while the agent was still
  * publishing get the same names as later ones.
  *
- * Return: the symbolizer, NULL when out of memory.
+ * Return: the symbolizer, NULL after printing why (out of memory, a read
+ * error).
  */
 struct pvprof_symbolizer *recording_symbolizer(const struct recording *r)
 {
 	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
 	struct pvprof_symbolizer *complete = pvprof_symbolizer_new();
+	int ret = -1;
 
-	if (!s || !complete || recording_for_each(r, feed_sideband, complete)) {
+	if (s && complete)
+		ret = recording_for_each(r, feed_sideband, complete);
+	if (ret) {
+		/* feed_sideband() stops the walk with 1, a read error is -1. */
+		if (ret > 0 || !s || !complete)
+			p_err("out of memory for the symbolizer");
 		pvprof_symbolizer_free(complete);
 		pvprof_symbolizer_free(s);
 		return NULL;
@@ -1133,17 +1143,21 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
  * @path: its name
  * @r: the recording
  *
+ * A recording that was not closed cleanly is read as far as it goes, with
+ * one warning on stderr that says where it ends and what was lost there.
  * Return: EXIT_OK, or EXIT_FAILED after naming the file and the problem.
  */
 static int report_open(const char *path, struct recording *r)
 {
-	char err[512];
+	char err[512], esc[REPORT_ESC_SIZE];
 
 	if (recording_load(r, path, err, sizeof(err))) {
-		char esc[REPORT_ESC_SIZE];
-
 		p_err("%s: %s", esc_text(path, esc), err);
 		return EXIT_FAILED;
+	}
+	if (!r->has_end) {
+		recording_describe_end(r, err, sizeof(err));
+		fprintf(stderr, "Warning: %s: %s\n", esc_text(path, esc), err);
 	}
 	return EXIT_OK;
 }
@@ -1176,14 +1190,12 @@ int do_report(int argc, char **argv)
 	}
 	sym = recording_symbolizer(&r);
 	if (!sym) {
-		p_err("out of memory for the symbolizer");
 		ret = EXIT_FAILED;
 		goto close_svg;
 	}
 	symbolizer_resolver(sym, &res);
 	res.unwind = report_unwind_new(&r, sym);
 	if (!res.unwind) {
-		p_err("out of memory for the unwinder");
 		ret = EXIT_FAILED;
 		goto free_sym;
 	}
@@ -1275,18 +1287,19 @@ int do_script(int argc, char **argv)
 		return ret;
 	sym = recording_symbolizer(&r);
 	if (!sym) {
-		p_err("out of memory for the symbolizer");
 		recording_free(&r);
 		return EXIT_FAILED;
 	}
 	symbolizer_resolver(sym, &res);
 	res.unwind = report_unwind_new(&r, sym);
 	if (!res.unwind) {
-		p_err("out of memory for the unwinder");
 		ret = EXIT_FAILED;
-	} else if (report_write_script(stdout, &r, &flt, &res) || fflush(stdout)) {
-		p_err("write the script output: %s", strerror(errno));
-		ret = EXIT_FAILED;
+	} else {
+		ret = report_write_script(stdout, &r, &flt, &res);
+		if (ret == -1 || (!ret && fflush(stdout)))
+			p_err("write the script output: %s", strerror(errno));
+		if (ret || ferror(stdout))
+			ret = EXIT_FAILED;
 	}
 	report_unwind_free(res.unwind);
 	pvprof_symbolizer_free(sym);

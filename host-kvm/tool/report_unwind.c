@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "core/sideband.h"
+#include "main.h"
 #include "report.h"
 #include "symbolize.h"
 #include "unwind.h"
@@ -154,7 +155,8 @@ static void files_settle(struct report_unwind *ru)
  * @sym: the symbolizer that report or script feeds in stream order (the
  *	mappings come from it); it must outlive the result
  *
- * Return: the state, or NULL when out of memory.
+ * Return: the state, or NULL after printing why (out of memory, a read
+ * error).
  */
 struct report_unwind *report_unwind_new(const struct recording *r,
 					struct pvprof_symbolizer *sym)
@@ -163,16 +165,26 @@ struct report_unwind *report_unwind_new(const struct recording *r,
 	struct feed_ctx c = { .ru = ru };
 
 	if (!ru)
-		return NULL;
+		goto oom;
 	ru->sym = sym;
 	ru->store = pvprof_unwind_tables_new(PVPROF_UNWIND_TABLES_DEFAULT_MAX);
 	ru->u = unwinder_new();
-	if (!ru->store || !ru->u || recording_for_each(r, feed_unwind, &c) || c.oom) {
+	if (!ru->store || !ru->u)
+		goto oom;
+	/* A read error is printed by recording_for_each(). */
+	if (recording_for_each(r, feed_unwind, &c) && !c.oom) {
 		report_unwind_free(ru);
 		return NULL;
 	}
+	if (c.oom)
+		goto oom;
 	files_settle(ru);
 	return ru;
+
+oom:
+	p_err("out of memory for the unwinder");
+	report_unwind_free(ru);
+	return NULL;
 }
 
 /**
