@@ -575,6 +575,12 @@ static void free_found(struct recording *r)
 	r->start.vcpus = r->end_status.vcpus = NULL;
 }
 
+/* A file's window: no larger than the file, so small ones cost little. */
+static uint8_t *window_alloc(const struct recording *r)
+{
+	return malloc(r->len < READ_WINDOW ? (size_t)r->len + 1 : READ_WINDOW);
+}
+
 /* The checking walk of a recording whose source fields are set. */
 static int check_recording(struct recording *r, char *err, size_t err_size)
 {
@@ -582,7 +588,7 @@ static int check_recording(struct recording *r, char *err, size_t err_size)
 	int ret;
 
 	if (r->fd >= 0) {
-		wk.win = malloc(READ_WINDOW);
+		wk.win = window_alloc(r);
 		if (!wk.win) {
 			snprintf(err, err_size, "out of memory for the read window");
 			return -1;
@@ -682,7 +688,7 @@ int recording_for_each(const struct recording *r, recording_record_fn fn, void *
 	wk.err = err;
 	wk.err_size = sizeof(err);
 	if (r->fd >= 0) {
-		wk.win = malloc(READ_WINDOW);
+		wk.win = window_alloc(r);
 		if (!wk.win) {
 			snprintf(err, sizeof(err), "out of memory for the read window");
 			goto print_err;
