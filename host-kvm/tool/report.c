@@ -990,6 +990,70 @@ void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *re
 	res->unwind = NULL;
 }
 
+struct setup_ctx {
+	struct pvprof_symbolizer *complete;
+	struct report_unwind *unwind;
+};
+
+static int setup_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+{
+	struct setup_ctx *c = opaque;
+
+	(void)off;
+	if (v->hdr.type != PVPROF_ST_SIDEBAND)
+		return 0;
+	if (pvprof_symbolizer_add(c->complete, v->sb_msg, v->sb_len) == -ENOMEM ||
+	    report_unwind_add(c->unwind, v->sb_msg, v->sb_len))
+		return 1;
+	return 0;
+}
+
+/**
+ * recording_resolver() - what report and script name and unwind frames with
+ * @r: the recording
+ * @res: filled: the symbolizer as a resolver, with the DWARF unwinder
+ *
+ * One walk of the recording reads the guest agent's symbol and unwind
+ * tables for both (recording_symbolizer(), report_unwind_new()): a long
+ * recording is read once before its samples, not once for each.
+ * Return: the symbolizer, to free with pvprof_symbolizer_free() after
+ * report_unwind_free(res->unwind); NULL after printing why.
+ */
+struct pvprof_symbolizer *recording_resolver(const struct recording *r,
+					      struct report_resolver *res)
+{
+	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
+	struct setup_ctx c = { .complete = pvprof_symbolizer_new() };
+	int ret;
+
+	if (!s || !c.complete) {
+		p_err("out of memory for the symbolizer");
+		goto free_sym;
+	}
+	c.unwind = report_unwind_alloc(s);
+	if (!c.unwind)
+		goto free_sym;
+	ret = recording_for_each(r, setup_record, &c);
+	if (ret) {
+		/* A read error (-1) is printed by recording_for_each(). */
+		if (ret > 0)
+			p_err("out of memory for the symbol and unwind tables");
+		goto free_unwind;
+	}
+	pvprof_symbolizer_complete(s, c.complete);
+	report_unwind_settle(c.unwind);
+	symbolizer_resolver(s, res);
+	res->unwind = c.unwind;
+	return s;
+
+free_unwind:
+	report_unwind_free(c.unwind);
+free_sym:
+	pvprof_symbolizer_free(c.complete);
+	pvprof_symbolizer_free(s);
+	return NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* The command                                                         */
 /* ------------------------------------------------------------------ */
@@ -1188,16 +1252,10 @@ int do_report(int argc, char **argv)
 			return EXIT_FAILED;
 		}
 	}
-	sym = recording_symbolizer(&r);
+	sym = recording_resolver(&r, &res);
 	if (!sym) {
 		ret = EXIT_FAILED;
 		goto close_svg;
-	}
-	symbolizer_resolver(sym, &res);
-	res.unwind = report_unwind_new(&r, sym);
-	if (!res.unwind) {
-		ret = EXIT_FAILED;
-		goto free_sym;
 	}
 	if (profile_build(&p, &r, &a.filter, &res)) {
 		ret = EXIT_FAILED;
@@ -1219,7 +1277,6 @@ int do_report(int argc, char **argv)
 free_profile:
 	profile_free(&p);
 	report_unwind_free(res.unwind);
-free_sym:
 	pvprof_symbolizer_free(sym);
 close_svg:
 	if (svg && fclose(svg) && !ret) {
@@ -1285,22 +1342,16 @@ int do_script(int argc, char **argv)
 	ret = report_open(input, &r);
 	if (ret)
 		return ret;
-	sym = recording_symbolizer(&r);
+	sym = recording_resolver(&r, &res);
 	if (!sym) {
 		recording_free(&r);
 		return EXIT_FAILED;
 	}
-	symbolizer_resolver(sym, &res);
-	res.unwind = report_unwind_new(&r, sym);
-	if (!res.unwind) {
+	ret = report_write_script(stdout, &r, &flt, &res);
+	if (ret == -1 || (!ret && fflush(stdout)))
+		p_err("write the script output: %s", strerror(errno));
+	if (ret || ferror(stdout))
 		ret = EXIT_FAILED;
-	} else {
-		ret = report_write_script(stdout, &r, &flt, &res);
-		if (ret == -1 || (!ret && fflush(stdout)))
-			p_err("write the script output: %s", strerror(errno));
-		if (ret || ferror(stdout))
-			ret = EXIT_FAILED;
-	}
 	report_unwind_free(res.unwind);
 	pvprof_symbolizer_free(sym);
 	recording_free(&r);
