@@ -206,17 +206,41 @@ void recording_writer_abort(struct recording_writer *w)
 /* Reader                                                              */
 /* ------------------------------------------------------------------ */
 
-struct parse_state {
-	struct recording *r;
+/*
+ * Every reading of a recording is one walk over it with the same checks:
+ * the checking walk of recording_load() and recording_parse(), and each
+ * later recording_for_each().  There is no second parser for damaged
+ * files, and a later walk does not trust what the first one saw, since a
+ * file can change in between.  A file is read through a window that holds
+ * a few sections, so memory does not grow with the file; a recording in
+ * memory (the tests, the fuzzer) is read in place.
+ */
+
+/* The largest section with its header and padding fits with room to spare,
+ * so that one read(2) serves many ordinary sections. */
+#define READ_WINDOW	(4U << 20)
+_Static_assert(READ_WINDOW >= 2 * (PVPROF_DATA_MAX_SECTION +
+				   sizeof(struct pvprof_data_section) + 8),
+	       "a section fits the read window");
+
+struct walk {
+	const struct recording *src;	/* where the bytes come from */
+	struct recording *r;		/* what the walk finds */
+	recording_record_fn fn;
+	void *ctx;
+	int fn_ret;
+	bool seen_hello;
+	uint8_t *win;			/* the window, for a file */
+	uint64_t win_off;
+	size_t win_len;
 	char *err;
 	size_t err_size;
-	bool seen_hello;
 };
 
-static int parse_err(struct parse_state *ps, uint64_t off, const char *fmt, ...)
+static int walk_err(struct walk *wk, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int parse_err(struct parse_state *ps, uint64_t off, const char *fmt, ...)
+static int walk_err(struct walk *wk, uint64_t off, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -224,9 +248,46 @@ static int parse_err(struct parse_state *ps, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(ps->err, ps->err_size, "offset %" PRIu64 " (0x%" PRIx64 "): %s",
+	snprintf(wk->err, wk->err_size, "offset %" PRIu64 " (0x%" PRIx64 "): %s",
 		 off, off, msg);
 	return -1;
+}
+
+/*
+ * Bytes [off, off + len) of the recording, len at most READ_WINDOW / 2 and
+ * off + len within its size; valid until the next call.  NULL after a read
+ * error (the file shrank or could not be read).
+ */
+static const uint8_t *walk_bytes(struct walk *wk, uint64_t off, size_t len)
+{
+	const uint64_t win_end = wk->win_off + wk->win_len;
+	size_t keep = 0, want;
+
+	if (wk->src->data)
+		return wk->src->data + off;
+	if (off >= wk->win_off && off + len <= win_end)
+		return wk->win + (off - wk->win_off);
+	if (off >= wk->win_off && off < win_end) {
+		keep = (size_t)(win_end - off);
+		memmove(wk->win, wk->win + (off - wk->win_off), keep);
+	}
+	wk->win_off = off;
+	wk->win_len = keep;
+	want = wk->src->len - off < READ_WINDOW ? (size_t)(wk->src->len - off) : READ_WINDOW;
+	while (wk->win_len < want) {
+		ssize_t n = pread(wk->src->fd, wk->win + wk->win_len, want - wk->win_len,
+				  (off_t)(off + wk->win_len));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			walk_err(wk, off + wk->win_len, "cannot read: %s",
+				 n ? strerror(errno) : "the file shrank while it was read");
+			return NULL;
+		}
+		wk->win_len += (size_t)n;
+	}
+	return wk->win;
 }
 
 static const char *section_name(uint32_t type)
@@ -241,311 +302,472 @@ static const char *section_name(uint32_t type)
 	}
 }
 
-static int parse_stream(struct parse_state *ps, uint64_t off, uint64_t size)
+static void note_cut(struct walk *wk, uint64_t section, const struct pvprof_data_section *s,
+		     uint64_t kept, uint32_t records_lost)
 {
-	const uint8_t *p = ps->r->data + off;
+	wk->r->cut = (struct recording_cut){
+		.cut = true,
+		.in_header = !s,
+		.at = wk->src->len,
+		.section = section,
+		.type = s ? s->type : 0,
+		.size = s ? s->size : 0,
+		.kept = kept,
+		.records_lost = records_lost,
+	};
+}
+
+/*
+ * The records of a STREAM section's payload @p, of which @avail bytes of
+ * @size are in the file: a record cut by the end of the file ends the
+ * reading there, one cut by the end of its section is an error.
+ */
+static int walk_stream(struct walk *wk, uint64_t section,
+		       const struct pvprof_data_section *s, const uint8_t *p, uint64_t avail)
+{
+	const uint64_t off = section + sizeof(*s), size = s->size;
 	uint64_t pos = 0;
 
-	while (pos < size) {
+	while (pos < avail) {
 		struct pvprof_st_view v;
 		enum pvprof_st_status st;
 
-		st = pvprof_st_decode(p + pos, size - pos, &v);
+		st = pvprof_st_decode(p + pos, avail - pos, &v);
+		if (st == PVPROF_ST_TRUNCATED && avail < size)
+			break;
 		if (st == PVPROF_ST_TRUNCATED)
-			return parse_err(ps, off + pos,
-					 "stream record cut by the end of its section (%" PRIu64 " bytes left)",
-					 size - pos);
+			return walk_err(wk, off + pos,
+					"stream record cut by the end of its section (%" PRIu64 " bytes left)",
+					size - pos);
 		if (st != PVPROF_ST_OK)
-			return parse_err(ps, off + pos, "malformed stream record (type %u, size %u): %s",
-					 v.hdr.type, v.hdr.size, pvprof_st_status_name(st));
-		if (v.hdr.type == PVPROF_ST_HELLO && ps->seen_hello)
-			return parse_err(ps, off + pos, "a second stream HELLO record");
-		if (v.hdr.type != PVPROF_ST_HELLO && !ps->seen_hello)
-			return parse_err(ps, off + pos,
-					 "the stream does not start with HELLO (type %u)",
-					 v.hdr.type);
-		ps->seen_hello = true;
-		ps->r->stream_records++;
+			return walk_err(wk, off + pos, "malformed stream record (type %u, size %u): %s",
+					v.hdr.type, v.hdr.size, pvprof_st_status_name(st));
+		if (v.hdr.type == PVPROF_ST_HELLO && wk->seen_hello)
+			return walk_err(wk, off + pos, "a second stream HELLO record");
+		if (v.hdr.type != PVPROF_ST_HELLO && !wk->seen_hello)
+			return walk_err(wk, off + pos,
+					"the stream does not start with HELLO (type %u)",
+					v.hdr.type);
+		wk->seen_hello = true;
+		wk->r->stream_records++;
+		wk->r->stream_bytes += v.hdr.size;
+		if (wk->fn) {
+			wk->fn_ret = wk->fn(wk->ctx, &v, off + pos);
+			if (wk->fn_ret)
+				return -1;
+		}
 		pos += v.hdr.size;
 	}
+	wk->r->stream_sections++;
+	if (avail < size)
+		note_cut(wk, section, s, off + pos, 1);
 	return 0;
 }
 
-static int parse_status(struct parse_state *ps, uint64_t off, uint64_t size)
+static int walk_status(struct walk *wk, uint64_t off, const uint8_t *p, uint64_t size)
 {
-	struct recording *r = ps->r;
+	struct recording *r = wk->r;
 	struct pvprof_data_status hdr;
 	struct recording_status *st;
+	size_t vcpus_size;
 
 	if (size < sizeof(hdr))
-		return parse_err(ps, off, "STATUS section of %" PRIu64 " bytes, expected at least %zu",
-				 size, sizeof(hdr));
-	memcpy(&hdr, r->data + off, sizeof(hdr));
+		return walk_err(wk, off, "STATUS section of %" PRIu64 " bytes, expected at least %zu",
+				size, sizeof(hdr));
+	memcpy(&hdr, p, sizeof(hdr));
 	if (hdr.when != PVPROF_DATA_STATUS_START && hdr.when != PVPROF_DATA_STATUS_END)
-		return parse_err(ps, off, "STATUS section for unknown moment %u", hdr.when);
+		return walk_err(wk, off, "STATUS section for unknown moment %u", hdr.when);
 	if (hdr.nr_vcpus > PVPROF_DATA_MAX_VCPUS)
-		return parse_err(ps, off, "STATUS section with %u vCPUs (at most %u)",
-				 hdr.nr_vcpus, PVPROF_DATA_MAX_VCPUS);
-	if (size != sizeof(hdr) + (uint64_t)hdr.nr_vcpus * sizeof(struct pvprof_vcpu_status))
-		return parse_err(ps, off, "STATUS section of %" PRIu64 " bytes does not hold %u vCPUs",
-				 size, hdr.nr_vcpus);
+		return walk_err(wk, off, "STATUS section with %u vCPUs (at most %u)",
+				hdr.nr_vcpus, PVPROF_DATA_MAX_VCPUS);
+	vcpus_size = (size_t)hdr.nr_vcpus * sizeof(struct pvprof_vcpu_status);
+	if (size != sizeof(hdr) + vcpus_size)
+		return walk_err(wk, off, "STATUS section of %" PRIu64 " bytes does not hold %u vCPUs",
+				size, hdr.nr_vcpus);
 	st = hdr.when == PVPROF_DATA_STATUS_START ? &r->start : &r->end_status;
 	if (st->present)
-		return parse_err(ps, off, "a second %s STATUS section",
-				 hdr.when == PVPROF_DATA_STATUS_START ? "start" : "end");
+		return walk_err(wk, off, "a second %s STATUS section",
+				hdr.when == PVPROF_DATA_STATUS_START ? "start" : "end");
+	/* The window moves on: the entries are copied (600 KiB at most). */
+	st->vcpus = malloc(vcpus_size ? vcpus_size : 1);
+	if (!st->vcpus)
+		return walk_err(wk, off, "out of memory for a STATUS section");
+	memcpy(st->vcpus, p + sizeof(hdr), vcpus_size);
 	st->present = true;
 	st->hdr = hdr;
-	st->vcpus = r->data + off + sizeof(hdr);
 	return 0;
 }
 
-static int parse_end(struct parse_state *ps, uint64_t off, uint64_t size,
-		     uint64_t next)
+static int walk_end(struct walk *wk, uint64_t off, const uint8_t *p, uint64_t next)
 {
-	struct recording *r = ps->r;
+	struct recording *r = wk->r;
 
-	if (size != sizeof(r->end))
-		return parse_err(ps, off, "END section of %" PRIu64 " bytes, expected %zu",
-				 size, sizeof(r->end));
-	memcpy(&r->end, r->data + off, sizeof(r->end));
+	memcpy(&r->end, p, sizeof(r->end));
 	if (r->end.stop_reason < 1 || r->end.stop_reason > PVPROF_DATA_STOP_MAX ||
 	    r->end.reserved0)
-		return parse_err(ps, off, "END section with unknown stop reason %u",
-				 r->end.stop_reason);
+		return walk_err(wk, off, "END section with unknown stop reason %u",
+				r->end.stop_reason);
 	if (r->end.stream_bytes != r->stream_bytes ||
 	    r->end.stream_reads != r->stream_sections)
-		return parse_err(ps, off,
-				 "END section counts %" PRIu64 " stream bytes in %" PRIu64
-				 " sections, the file has %" PRIu64 " in %" PRIu64,
-				 r->end.stream_bytes, r->end.stream_reads,
-				 r->stream_bytes, r->stream_sections);
-	if (next != r->len)
-		return parse_err(ps, next, "%zu bytes after the END section",
-				 (size_t)(r->len - next));
+		return walk_err(wk, off,
+				"END section counts %" PRIu64 " stream bytes in %" PRIu64
+				" sections, the file has %" PRIu64 " in %" PRIu64,
+				r->end.stream_bytes, r->end.stream_reads,
+				r->stream_bytes, r->stream_sections);
+	if (next != wk->src->len)
+		return walk_err(wk, next, "%" PRIu64 " bytes after the END section",
+				wk->src->len - next);
 	r->has_end = true;
 	return 0;
 }
 
-static int parse_section(struct parse_state *ps, const struct pvprof_data_section *s,
-			 uint64_t off, uint64_t next)
+/* The sizes a section's header may give, checked before its payload. */
+static int check_section_size(struct walk *wk, const struct pvprof_data_section *s,
+			      uint64_t off)
 {
-	struct recording *r = ps->r;
+	const struct recording *r = wk->r;
 
 	switch (s->type) {
 	case PVPROF_DATA_SEC_HOST:
 		if (r->has_host || s->size != sizeof(r->host))
-			return parse_err(ps, off, "%s HOST section of %" PRIu64 " bytes (expected one of %zu)",
-					 r->has_host ? "a second" : "a", s->size, sizeof(r->host));
-		memcpy(&r->host, r->data + off, sizeof(r->host));
-		r->has_host = true;
+			return walk_err(wk, off, "%s HOST section of %" PRIu64 " bytes (expected one of %zu)",
+					r->has_host ? "a second" : "a", s->size, sizeof(r->host));
 		return 0;
 	case PVPROF_DATA_SEC_VM:
 		if (r->has_vm || s->size != sizeof(r->vm))
-			return parse_err(ps, off, "%s VM section of %" PRIu64 " bytes (expected one of %zu)",
-					 r->has_vm ? "a second" : "a", s->size, sizeof(r->vm));
-		memcpy(&r->vm, r->data + off, sizeof(r->vm));
+			return walk_err(wk, off, "%s VM section of %" PRIu64 " bytes (expected one of %zu)",
+					r->has_vm ? "a second" : "a", s->size, sizeof(r->vm));
+		return 0;
+	case PVPROF_DATA_SEC_STREAM:
+		if (!r->has_host || !r->has_vm)
+			return walk_err(wk, off, "stream data before the HOST and VM sections");
+		return 0;
+	case PVPROF_DATA_SEC_END:
+		if (s->size != sizeof(r->end))
+			return walk_err(wk, off, "END section of %" PRIu64 " bytes, expected %zu",
+					s->size, sizeof(r->end));
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* A whole section's payload @p, at file offset @off. */
+static int walk_section(struct walk *wk, const struct pvprof_data_section *s,
+			uint64_t off, const uint8_t *p, uint64_t next)
+{
+	struct recording *r = wk->r;
+
+	switch (s->type) {
+	case PVPROF_DATA_SEC_HOST:
+		memcpy(&r->host, p, sizeof(r->host));
+		r->has_host = true;
+		return 0;
+	case PVPROF_DATA_SEC_VM:
+		memcpy(&r->vm, p, sizeof(r->vm));
 		if (r->vm.flags & ~PVPROF_DATA_VM_F_ALL)
-			return parse_err(ps, off, "VM section with unknown flags 0x%x", r->vm.flags);
+			return walk_err(wk, off, "VM section with unknown flags 0x%x", r->vm.flags);
 		r->has_vm = true;
 		return 0;
 	case PVPROF_DATA_SEC_STATUS:
-		return parse_status(ps, off, s->size);
-	case PVPROF_DATA_SEC_STREAM:
-		if (!r->has_host || !r->has_vm)
-			return parse_err(ps, off, "stream data before the HOST and VM sections");
-		r->stream_bytes += s->size;
-		r->stream_sections++;
-		return parse_stream(ps, off, s->size);
+		return walk_status(wk, off, p, s->size);
 	case PVPROF_DATA_SEC_END:
-		return parse_end(ps, off, s->size, next);
+		return walk_end(wk, off, p, next);
 	default:
 		/* A newer writer's section: framing checked, skipped. */
 		return 0;
 	}
 }
 
+/*
+ * The walk: the file header, then each section.  A file that ends inside a
+ * section is read up to there (note_cut()); every other problem ends the
+ * walk with an error.
+ */
+static int walk(struct walk *wk)
+{
+	struct recording *r = wk->r;
+	const uint64_t len = wk->src->len;
+	struct pvprof_data_header h;
+	const uint8_t *p;
+	uint64_t off;
+
+	if (len < sizeof(h))
+		return walk_err(wk, 0, "%" PRIu64 " bytes: too short for a pvprof recording header",
+				len);
+	p = walk_bytes(wk, 0, sizeof(h));
+	if (!p)
+		return -1;
+	memcpy(&h, p, sizeof(h));
+	if (memcmp(h.magic, PVPROF_DATA_MAGIC, sizeof(h.magic)))
+		return walk_err(wk, 0, "not a pvprof recording (bad magic)");
+	if (h.version != PVPROF_DATA_VERSION)
+		return walk_err(wk, 8, "recording format version %u, this reader knows %u",
+				h.version, PVPROF_DATA_VERSION);
+	if (h.header_size != sizeof(h) || h.flags)
+		return walk_err(wk, 12, "header size %u or flags 0x%" PRIx64 " not of version %u",
+				h.header_size, h.flags, PVPROF_DATA_VERSION);
+	for (off = sizeof(h); off < len;) {
+		struct pvprof_data_section s;
+		uint64_t body, next, avail, present;
+
+		if (r->has_end)
+			return walk_err(wk, off, "data after the END section");
+		if (len - off < sizeof(s)) {
+			note_cut(wk, off, NULL, off, 0);
+			break;
+		}
+		p = walk_bytes(wk, off, sizeof(s));
+		if (!p)
+			return -1;
+		memcpy(&s, p, sizeof(s));
+		body = off + sizeof(s);
+		if (s.flags)
+			return walk_err(wk, off, "%s section with flags 0x%x",
+					section_name(s.type), s.flags);
+		if (s.size > PVPROF_DATA_MAX_SECTION)
+			return walk_err(wk, off, "%s section of %" PRIu64 " bytes (at most %u)",
+					section_name(s.type), s.size, PVPROF_DATA_MAX_SECTION);
+		if (check_section_size(wk, &s, off))
+			return -1;
+		next = body + ALIGN8(s.size);
+		present = next <= len ? next - body : len - body;
+		avail = present < s.size ? present : s.size;
+		p = walk_bytes(wk, body, (size_t)present);
+		if (!p)
+			return -1;
+		if (memcmp(p + avail, zero_pad, present - avail))
+			return walk_err(wk, body + s.size, "nonzero padding after a %s section",
+					section_name(s.type));
+		if (s.type == PVPROF_DATA_SEC_STREAM) {
+			if (walk_stream(wk, off, &s, p, avail))
+				return -1;
+			if (avail < s.size)
+				break;
+		} else if (avail < s.size) {
+			note_cut(wk, off, &s, off, 0);
+			break;
+		} else if (walk_section(wk, &s, body, p, next)) {
+			return -1;
+		}
+		if (next > len) {
+			/* Only padding is missing: nothing is lost. */
+			note_cut(wk, off, &s, body + s.size, 0);
+			break;
+		}
+		off = next;
+	}
+	/* A recording closed cleanly holds all of these; a cut one may not. */
+	if (!r->has_end)
+		return 0;
+	if (!r->has_host || !r->has_vm)
+		return walk_err(wk, len, "the recording has no %s section",
+				r->has_host ? "VM" : "HOST");
+	if (!wk->seen_hello)
+		return walk_err(wk, len, "the recording holds no stream (no HELLO record)");
+	return 0;
+}
+
+static void free_found(struct recording *r)
+{
+	free(r->start.vcpus);
+	free(r->end_status.vcpus);
+	r->start.vcpus = r->end_status.vcpus = NULL;
+}
+
+/* A file's window: no larger than the file, so small ones cost little. */
+static uint8_t *window_alloc(const struct recording *r)
+{
+	return malloc(r->len < READ_WINDOW ? (size_t)r->len + 1 : READ_WINDOW);
+}
+
+/* The checking walk of a recording whose source fields are set. */
+static int check_recording(struct recording *r, char *err, size_t err_size)
+{
+	struct walk wk = { .src = r, .r = r, .err = err, .err_size = err_size };
+	int ret;
+
+	if (r->fd >= 0) {
+		wk.win = window_alloc(r);
+		if (!wk.win) {
+			snprintf(err, err_size, "out of memory for the read window");
+			return -1;
+		}
+	}
+	ret = walk(&wk);
+	free(wk.win);
+	return ret;
+}
+
 /**
  * recording_parse() - check a recording held in memory
  * @r: filled with what the file says; r->data points at @data
- * @data: the file's bytes
+ * @data: the file's bytes, which must outlive @r
  * @len: their number
  * @err: the first problem, with its file offset, on failure
  * @err_size: size of @err
  *
- * Every section and every stream record is checked here, so that
- * recording_for_each() on a parsed recording meets no surprise.  A missing
- * END section is not an error (the recorder was killed): has_end says so.
- * Return: 0, or -1 with @err set.
+ * Every section and every stream record is checked here.  A recording
+ * without END is not an error (the recorder was killed); has_end says so,
+ * and a file that ends inside a section is read up to there (r->cut).
+ * Return: 0, or -1 with @err set; free with recording_free() after 0.
  */
 int recording_parse(struct recording *r, const void *data, size_t len,
 		    char *err, size_t err_size)
 {
-	struct parse_state ps = { .r = r, .err = err, .err_size = err_size };
-	struct pvprof_data_header h;
-	uint64_t off;
-
 	memset(r, 0, sizeof(*r));
+	r->fd = -1;
 	r->data = data;
 	r->len = len;
-	if (len < sizeof(h))
-		return parse_err(&ps, 0, "%zu bytes: too short for a pvprof recording header",
-				 len);
-	memcpy(&h, data, sizeof(h));
-	if (memcmp(h.magic, PVPROF_DATA_MAGIC, sizeof(h.magic)))
-		return parse_err(&ps, 0, "not a pvprof recording (bad magic)");
-	if (h.version != PVPROF_DATA_VERSION)
-		return parse_err(&ps, 8, "recording format version %u, this reader knows %u",
-				 h.version, PVPROF_DATA_VERSION);
-	if (h.header_size != sizeof(h) || h.flags)
-		return parse_err(&ps, 12, "header size %u or flags 0x%" PRIx64 " not of version %u",
-				 h.header_size, h.flags, PVPROF_DATA_VERSION);
-	for (off = sizeof(h); off < len;) {
-		struct pvprof_data_section s;
-		uint64_t body, next;
-
-		if (r->has_end)
-			return parse_err(&ps, off, "data after the END section");
-		if (len - off < sizeof(s))
-			return parse_err(&ps, off, "truncated section header (%" PRIu64 " bytes left)",
-					 (uint64_t)(len - off));
-		memcpy(&s, r->data + off, sizeof(s));
-		body = off + sizeof(s);
-		if (s.flags)
-			return parse_err(&ps, off, "%s section with flags 0x%x",
-					 section_name(s.type), s.flags);
-		if (s.size > PVPROF_DATA_MAX_SECTION)
-			return parse_err(&ps, off, "%s section of %" PRIu64 " bytes (at most %u)",
-					 section_name(s.type), s.size, PVPROF_DATA_MAX_SECTION);
-		next = body + ALIGN8(s.size);
-		if (next > len)
-			return parse_err(&ps, off, "%s section of %" PRIu64
-					 " bytes cut by the end of the file (%" PRIu64 " bytes left)",
-					 section_name(s.type), s.size, (uint64_t)(len - body));
-		if (memcmp(r->data + body + s.size, zero_pad, next - body - s.size))
-			return parse_err(&ps, body + s.size, "nonzero padding after a %s section",
-					 section_name(s.type));
-		if (parse_section(&ps, &s, body, next))
-			return -1;
-		off = next;
+	if (check_recording(r, err, err_size)) {
+		recording_free(r);
+		return -1;
 	}
-	if (!r->has_host || !r->has_vm)
-		return parse_err(&ps, len, "the recording has no %s section",
-				 r->has_host ? "VM" : "HOST");
-	if (!ps.seen_hello)
-		return parse_err(&ps, len, "the recording holds no stream (no HELLO record)");
 	return 0;
 }
 
 /**
- * recording_load() - read a whole recording file and check it
+ * recording_load() - open a recording file and check it
  * @r: the recording
- * @path: file name
+ * @path: file name, which must outlive @r
  * @err: the problem on failure (the caller names the file)
  * @err_size: size of @err
  *
+ * The file stays open: each recording_for_each() reads it again, through
+ * a window of a few MiB, so memory does not follow the file's size.
  * Return: 0, or -1 with @err set; free with recording_free() after 0.
  */
 int recording_load(struct recording *r, const char *path, char *err, size_t err_size)
 {
 	struct stat sb;
-	uint8_t *buf;
-	size_t got = 0;
-	int fd;
 
 	memset(r, 0, sizeof(*r));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	r->path = path;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
 		snprintf(err, err_size, "cannot open: %s", strerror(errno));
-		return -1;
+		goto fail;
 	}
-	if (fstat(fd, &sb)) {
+	if (fstat(r->fd, &sb)) {
 		snprintf(err, err_size, "cannot stat: %s", strerror(errno));
-		goto close_fd;
+		goto fail;
 	}
 	if (!S_ISREG(sb.st_mode)) {
 		snprintf(err, err_size, "not a regular file");
-		goto close_fd;
+		goto fail;
 	}
-	buf = malloc(sb.st_size ? (size_t)sb.st_size : 1);
-	if (!buf) {
-		snprintf(err, err_size, "out of memory for %lld bytes", (long long)sb.st_size);
-		goto close_fd;
-	}
-	while (got < (size_t)sb.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, err_size, "read at offset %zu: %s", got,
-				 n ? strerror(errno) : "the file shrank");
-			goto free_buf;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
-	if (recording_parse(r, buf, got, err, err_size)) {
-		free(buf);
-		memset(r, 0, sizeof(*r));
-		return -1;
-	}
-	r->owned = true;
+	/* A file still being written is read as far as it was at this moment. */
+	r->len = (uint64_t)sb.st_size;
+	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (check_recording(r, err, err_size))
+		goto fail;
 	return 0;
 
-free_buf:
-	free(buf);
-close_fd:
-	close(fd);
+fail:
+	recording_free(r);
 	return -1;
 }
 
 /**
  * recording_for_each() - call @fn for every stream record, in file order
- * @r: a recording recording_parse() accepted
+ * @r: a recording recording_parse() or recording_load() accepted
  * @fn: the callback; a nonzero return stops the walk
  * @ctx: passed to @fn
  *
- * Return: 0, or what @fn returned to stop.
+ * The recording is read and checked again: a file that no longer reads as
+ * it did is an error, printed here.
+ * Return: 0, what @fn returned to stop, or -1 after printing a read error.
  */
 int recording_for_each(const struct recording *r, recording_record_fn fn, void *ctx)
 {
-	uint64_t off = sizeof(struct pvprof_data_header);
+	struct recording found = { .fd = -1 };
+	struct walk wk = { .src = r, .r = &found, .fn = fn, .ctx = ctx };
+	char err[320];
+	int ret;
 
-	while (off + sizeof(struct pvprof_data_section) <= r->len) {
-		struct pvprof_data_section s;
-		uint64_t body, pos;
-
-		memcpy(&s, r->data + off, sizeof(s));
-		body = off + sizeof(s);
-		off = body + ALIGN8(s.size);
-		if (s.type != PVPROF_DATA_SEC_STREAM)
-			continue;
-		for (pos = 0; pos < s.size;) {
-			struct pvprof_st_view v;
-			int ret;
-
-			/* Checked by recording_parse(); stop rather than trust. */
-			if (pvprof_st_decode(r->data + body + pos, s.size - pos, &v) !=
-			    PVPROF_ST_OK)
-				return -1;
-			ret = fn(ctx, &v, body + pos);
-			if (ret)
-				return ret;
-			pos += v.hdr.size;
+	wk.err = err;
+	wk.err_size = sizeof(err);
+	if (r->fd >= 0) {
+		wk.win = window_alloc(r);
+		if (!wk.win) {
+			snprintf(err, sizeof(err), "out of memory for the read window");
+			goto print_err;
 		}
 	}
-	return 0;
+	ret = walk(&wk);
+	if (!ret && (found.stream_records != r->stream_records ||
+		     found.stream_bytes != r->stream_bytes)) {
+		snprintf(err, sizeof(err), "the file changed while it was read");
+		ret = -1;
+	}
+	free_found(&found);
+	free(wk.win);
+	if (!ret || wk.fn_ret)
+		return wk.fn_ret;
+print_err:
+	p_err("%s: %s", r->path ? r->path : "the recording", err);
+	return -1;
 }
 
 /**
- * recording_free() - release a loaded recording
+ * recording_free() - release a recording and close its file
  * @r: the recording
  */
 void recording_free(struct recording *r)
 {
-	if (r->owned)
-		free((void *)r->data);
+	if (r->fd >= 0 && r->path)
+		close(r->fd);
+	free_found(r);
 	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+/**
+ * recording_describe_end() - how a recording that was not closed ends
+ * @r: a recording without END (has_end false)
+ * @buf: one sentence, without a final period: where the file ends and
+ *	what was lost there
+ * @size: size of @buf
+ */
+void recording_describe_end(const struct recording *r, char *buf, size_t size)
+{
+	const struct recording_cut *c = &r->cut;
+	const uint64_t body = c->section + sizeof(struct pvprof_data_section);
+	const uint64_t in_file = c->at - c->kept;
+
+	if (!c->cut) {
+		snprintf(buf, size, "no END section: the recording was not closed cleanly;"
+			 " it ends after a whole section, at offset %" PRIu64
+			 ", and whatever was to follow is lost", r->len);
+	} else if (c->in_header) {
+		snprintf(buf, size, "cut at offset %" PRIu64 " in a section header at offset %"
+			 PRIu64 ": read up to offset %" PRIu64 "; lost the %" PRIu64
+			 " bytes of that header and whatever followed it", c->at, c->section,
+			 c->kept, in_file);
+	} else if (c->kept >= body + c->size) {
+		snprintf(buf, size, "cut at offset %" PRIu64 " in the padding after a %s section"
+			 " at offset %" PRIu64 ": read it whole; lost whatever followed it",
+			 c->at, section_name(c->type), c->section);
+	} else if (c->type == PVPROF_DATA_SEC_STREAM) {
+		snprintf(buf, size, "cut at offset %" PRIu64 " in a STREAM section at offset %"
+			 PRIu64 " (%" PRIu64 " bytes): read up to its last whole record, at"
+			 " offset %" PRIu64 "; lost %" PRIu64 " bytes (%" PRIu64 " in the file, %"
+			 PRIu64 " missing) with at least %u record, and whatever followed",
+			 c->at, c->section, c->size, c->kept, body + c->size - c->kept,
+			 in_file, body + c->size - c->at, c->records_lost);
+	} else if (c->type == PVPROF_DATA_SEC_END) {
+		snprintf(buf, size, "cut at offset %" PRIu64 " in the END section at offset %"
+			 PRIu64 ": read up to offset %" PRIu64 "; lost only that section (%"
+			 PRIu64 " of its %" PRIu64 " bytes in the file), no stream record",
+			 c->at, c->section, c->kept, in_file,
+			 (uint64_t)sizeof(struct pvprof_data_section) + c->size);
+	} else {
+		snprintf(buf, size, "cut at offset %" PRIu64 " in a %s section at offset %"
+			 PRIu64 " (%" PRIu64 " bytes): read up to offset %" PRIu64 "; lost that"
+			 " section (%" PRIu64 " of its bytes in the file, %" PRIu64 " missing)"
+			 " and whatever followed it", c->at, section_name(c->type), c->section,
+			 c->size, c->kept, in_file, body + c->size - c->at);
+	}
 }
 
 /**

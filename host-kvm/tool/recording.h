@@ -144,19 +144,46 @@ void recording_writer_abort(struct recording_writer *w);
  * struct recording_status - a STATUS section, copied out of the file
  * @present: the section was there
  * @hdr: its fixed part
- * @vcpus: its entries (hdr.nr_vcpus of them), pointing into the reader's copy
+ * @vcpus: its entries (hdr.nr_vcpus of them), the reader's own copy
  */
 struct recording_status {
 	bool present;
 	struct pvprof_data_status hdr;
-	const uint8_t *vcpus;
+	uint8_t *vcpus;
 };
 
 /**
- * struct recording - a recording checked by recording_parse()
- * @data: the whole file (owned when loaded by recording_load())
+ * struct recording_cut - where a recording that stops inside a section ends
+ * @cut: the file ends inside a section (its header, payload or padding)
+ * @in_header: inside the section's header: @type and @size are unknown
+ * @at: the file's size, where the cut is
+ * @section: file offset of the section the cut is in
+ * @type: its type
+ * @size: its payload size as its header says
+ * @kept: the file was read up to here: the end of the last whole stream
+ *	record of a cut STREAM section, else the start of the cut section
+ *	(its end when only padding is missing)
+ * @records_lost: stream records known to be lost: 1 for a cut STREAM
+ *	section (the one the cut is in, or one in the bytes that are
+ *	missing), 0 when none or none known
+ *
+ * A recorder that is killed or fails mid-write, a full disk or a copy cut
+ * short leave such a file; it is read up to @kept.
+ */
+struct recording_cut {
+	bool cut, in_header;
+	uint64_t at, section, size, kept;
+	uint32_t type;
+	uint32_t records_lost;
+};
+
+/**
+ * struct recording - a recording checked by recording_parse() or
+ *	recording_load()
+ * @fd: the file, read section by section by every walk; -1 in memory
+ * @data: the recording's bytes when it is in memory (recording_parse())
  * @len: its size
- * @owned: @data is ours to free
+ * @path: its name for messages, NULL in memory
  * @host: the HOST section (zeroes when missing)
  * @vm: the VM section (zeroes when missing)
  * @has_host: HOST section present
@@ -165,26 +192,36 @@ struct recording_status {
  * @end_status: the STATUS section written at the end
  * @end: the END section
  * @has_end: END present: the recording was closed cleanly
- * @stream_bytes: stream bytes in the file
+ * @cut: where the file ends when it ends inside a section
+ * @stream_bytes: stream bytes read (of whole records, for a cut section)
  * @stream_records: stream records in the file
  * @stream_sections: STREAM sections
+ *
+ * Without END the recording was not closed cleanly, and its HOST, VM and
+ * stream may be missing: it is read as far as it goes.
  */
 struct recording {
+	int fd;
 	const uint8_t *data;
-	size_t len;
-	bool owned;
+	uint64_t len;
+	const char *path;
 	struct pvprof_data_host host;
 	struct pvprof_data_vm vm;
 	bool has_host, has_vm;
 	struct recording_status start, end_status;
 	struct pvprof_data_end end;
 	bool has_end;
+	struct recording_cut cut;
 	uint64_t stream_bytes;
 	uint64_t stream_records;
 	uint64_t stream_sections;
 };
 
-/* Called for every stream record in order; file_offset is the record's. */
+/*
+ * Called for every stream record in order; file_offset is the record's.
+ * The view points into the reader's window, valid until @fn returns:
+ * whatever outlives the call is copied.
+ */
 typedef int (*recording_record_fn)(void *ctx, const struct pvprof_st_view *v,
 				   uint64_t file_offset);
 
@@ -195,6 +232,7 @@ int recording_load(struct recording *r, const char *path, char *err,
 int recording_for_each(const struct recording *r, recording_record_fn fn,
 		       void *ctx);
 void recording_free(struct recording *r);
+void recording_describe_end(const struct recording *r, char *buf, size_t size);
 void recording_vcpu(const struct recording_status *st, uint32_t i,
 		    struct pvprof_vcpu_status *out);
 const char *recording_stop_name(uint32_t reason);

@@ -522,7 +522,10 @@ int profile_build_sink(struct profile *p, const struct recording *r,
 	p->cap_nodes = 1024;
 	p->nr_nodes = 1;
 	p->nodes[0].name = "all";
-	if (recording_for_each(r, build_record, &c) || sort_children(p))
+	/* A read error is printed by recording_for_each(). */
+	if (recording_for_each(r, build_record, &c) && !c.error)
+		return -1;
+	if (c.error || sort_children(p))
 		goto oom;
 	return 0;
 oom:
@@ -978,7 +981,7 @@ static int feed_sideband(void *ctx, const struct pvprof_st_view *v, uint64_t off
 	(void)off;
 	if (v->hdr.type == PVPROF_ST_SIDEBAND &&
 	    pvprof_symbolizer_add(ctx, v->sb_msg, v->sb_len) == -ENOMEM)
-		return -1;
+		return 1;
 	return 0;
 }
 
@@ -991,14 +994,21 @@ static int feed_sideband(void *ctx, const struct pvprof_st_view *v, uint64_t off
  * (pvprof_symbolizer_complete()): samples taken while the agent was still
  * publishing get the same names as later ones.
  *
- * Return: the symbolizer, NULL when out of memory.
+ * Return: the symbolizer, NULL after printing why (out of memory, a read
+ * error).
  */
 struct pvprof_symbolizer *recording_symbolizer(const struct recording *r)
 {
 	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
 	struct pvprof_symbolizer *complete = pvprof_symbolizer_new();
+	int ret = -1;
 
-	if (!s || !complete || recording_for_each(r, feed_sideband, complete)) {
+	if (s && complete)
+		ret = recording_for_each(r, feed_sideband, complete);
+	if (ret) {
+		/* feed_sideband() stops the walk with 1, a read error is -1. */
+		if (ret > 0 || !s || !complete)
+			p_err("out of memory for the symbolizer");
 		pvprof_symbolizer_free(complete);
 		pvprof_symbolizer_free(s);
 		return NULL;
@@ -1021,6 +1031,70 @@ void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *re
 	res->describe = sym_describe;
 	res->user_code = sym_user_code;
 	res->unwind = NULL;
+}
+
+struct setup_ctx {
+	struct pvprof_symbolizer *complete;
+	struct report_unwind *unwind;
+};
+
+static int setup_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+{
+	struct setup_ctx *c = opaque;
+
+	(void)off;
+	if (v->hdr.type != PVPROF_ST_SIDEBAND)
+		return 0;
+	if (pvprof_symbolizer_add(c->complete, v->sb_msg, v->sb_len) == -ENOMEM ||
+	    report_unwind_add(c->unwind, v->sb_msg, v->sb_len))
+		return 1;
+	return 0;
+}
+
+/**
+ * recording_resolver() - what report and script name and unwind frames with
+ * @r: the recording
+ * @res: filled: the symbolizer as a resolver, with the DWARF unwinder
+ *
+ * One walk of the recording reads the guest agent's symbol and unwind
+ * tables for both (recording_symbolizer(), report_unwind_new()): a long
+ * recording is read once before its samples, not once for each.
+ * Return: the symbolizer, to free with pvprof_symbolizer_free() after
+ * report_unwind_free(res->unwind); NULL after printing why.
+ */
+struct pvprof_symbolizer *recording_resolver(const struct recording *r,
+					      struct report_resolver *res)
+{
+	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
+	struct setup_ctx c = { .complete = pvprof_symbolizer_new() };
+	int ret;
+
+	if (!s || !c.complete) {
+		p_err("out of memory for the symbolizer");
+		goto free_sym;
+	}
+	c.unwind = report_unwind_alloc(s);
+	if (!c.unwind)
+		goto free_sym;
+	ret = recording_for_each(r, setup_record, &c);
+	if (ret) {
+		/* A read error (-1) is printed by recording_for_each(). */
+		if (ret > 0)
+			p_err("out of memory for the symbol and unwind tables");
+		goto free_unwind;
+	}
+	pvprof_symbolizer_complete(s, c.complete);
+	report_unwind_settle(c.unwind);
+	symbolizer_resolver(s, res);
+	res->unwind = c.unwind;
+	return s;
+
+free_unwind:
+	report_unwind_free(c.unwind);
+free_sym:
+	pvprof_symbolizer_free(c.complete);
+	pvprof_symbolizer_free(s);
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1210,17 +1284,21 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
  * @path: its name
  * @r: the recording
  *
+ * A recording that was not closed cleanly is read as far as it goes, with
+ * one warning on stderr that says where it ends and what was lost there.
  * Return: EXIT_OK, or EXIT_FAILED after naming the file and the problem.
  */
 static int report_open(const char *path, struct recording *r)
 {
-	char err[512];
+	char err[512], esc[REPORT_ESC_SIZE];
 
 	if (recording_load(r, path, err, sizeof(err))) {
-		char esc[REPORT_ESC_SIZE];
-
 		p_err("%s: %s", esc_text(path, esc), err);
 		return EXIT_FAILED;
+	}
+	if (!r->has_end) {
+		recording_describe_end(r, err, sizeof(err));
+		fprintf(stderr, "Warning: %s: %s\n", esc_text(path, esc), err);
 	}
 	return EXIT_OK;
 }
@@ -1260,18 +1338,10 @@ int do_report(int argc, char **argv)
 			return EXIT_FAILED;
 		}
 	}
-	sym = recording_symbolizer(&r);
+	sym = recording_resolver(&r, &res);
 	if (!sym) {
-		p_err("out of memory for the symbolizer");
 		ret = EXIT_FAILED;
 		goto close_svg;
-	}
-	symbolizer_resolver(sym, &res);
-	res.unwind = report_unwind_new(&r, sym);
-	if (!res.unwind) {
-		p_err("out of memory for the unwinder");
-		ret = EXIT_FAILED;
-		goto free_sym;
 	}
 	if (profile_build_sink(&p, &r, &a.filter, &res,
 			       pprof ? report_pprof_sink(pprof) : NULL)) {
@@ -1297,7 +1367,6 @@ int do_report(int argc, char **argv)
 free_profile:
 	profile_free(&p);
 	report_unwind_free(res.unwind);
-free_sym:
 	pvprof_symbolizer_free(sym);
 close_svg:
 	if (svg && fclose(svg) && !ret) {
@@ -1365,21 +1434,16 @@ int do_script(int argc, char **argv)
 	ret = report_open(input, &r);
 	if (ret)
 		return ret;
-	sym = recording_symbolizer(&r);
+	sym = recording_resolver(&r, &res);
 	if (!sym) {
-		p_err("out of memory for the symbolizer");
 		recording_free(&r);
 		return EXIT_FAILED;
 	}
-	symbolizer_resolver(sym, &res);
-	res.unwind = report_unwind_new(&r, sym);
-	if (!res.unwind) {
-		p_err("out of memory for the unwinder");
-		ret = EXIT_FAILED;
-	} else if (report_write_script(stdout, &r, &flt, &res) || fflush(stdout)) {
+	ret = report_write_script(stdout, &r, &flt, &res);
+	if (ret == -1 || (!ret && fflush(stdout)))
 		p_err("write the script output: %s", strerror(errno));
+	if (ret || ferror(stdout))
 		ret = EXIT_FAILED;
-	}
 	report_unwind_free(res.unwind);
 	pvprof_symbolizer_free(sym);
 	recording_free(&r);

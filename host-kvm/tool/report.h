@@ -313,9 +313,15 @@ struct pvprof_symbolizer;
 struct pvprof_symbolizer *recording_symbolizer(const struct recording *r);
 void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *res);
 
+struct pvprof_symbolizer *recording_resolver(const struct recording *r,
+					      struct report_resolver *res);
+
 /* DWARF unwinding of user stack snapshots (report_unwind.c). */
 struct report_unwind *report_unwind_new(const struct recording *r,
 					struct pvprof_symbolizer *sym);
+struct report_unwind *report_unwind_alloc(struct pvprof_symbolizer *sym);
+int report_unwind_add(struct report_unwind *ru, const void *msg, size_t len);
+void report_unwind_settle(struct report_unwind *ru);
 void report_unwind_free(struct report_unwind *ru);
 void report_unwind_stats(const struct report_unwind *ru, struct report_unwind_stats *st);
 void report_unwind_describe(const struct report_unwind *ru, FILE *f);

@@ -84,7 +84,7 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
 		c->r->vm.sample_period ? c->r->vm.sample_period : 1,
 		event ? event : "unknown-event");
 	if (report_sample_frames(res, v, &c->frames))
-		return -1;
+		return 1;
 	for (i = 0; i < c->frames.nr; i++) {
 		struct report_sym sym;
 
@@ -92,7 +92,8 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
 		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel);
 	}
 	fputc('\n', c->f);
-	return ferror(c->f) ? -1 : 0;
+	/* 1, not -1: recording_for_each()'s own failures are -1. */
+	return ferror(c->f) ? 1 : 0;
 }
 
 /**
@@ -102,7 +103,8 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
  * @flt: vCPU and pid filters (the others do not apply)
  * @res: the resolver, or NULL for raw addresses
  *
- * Return: 0, or -1 on an output error.
+ * Return: 0, -1 on an output error, or -2 after a read error of the
+ * recording (printed).
  */
 int report_write_script(FILE *f, const struct recording *r,
 			const struct report_filter *flt,
@@ -110,7 +112,7 @@ int report_write_script(FILE *f, const struct recording *r,
 {
 	struct script_ctx c = { .f = f, .r = r, .flt = flt, .res = res };
 
-	if (recording_for_each(r, script_record, &c))
-		return -1;
+	if (recording_for_each(r, script_record, &c) < 0)
+		return -2;
 	return ferror(f) ? -1 : 0;
 }

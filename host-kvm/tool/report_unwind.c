@@ -15,12 +15,14 @@
  * frame 0; otherwise the guest's frame-pointer chain stays, and the reason
  * is counted for the report header.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
 #include "core/sideband.h"
+#include "main.h"
 #include "report.h"
 #include "symbolize.h"
 #include "unwind.h"
@@ -96,34 +98,38 @@ static struct uw_file *file_find(struct report_unwind *ru, const uint8_t *id,
 	return f;
 }
 
-struct feed_ctx {
-	struct report_unwind *ru;
-	bool oom;
-};
-
-static int feed_unwind(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+/**
+ * report_unwind_add() - take one sideband message into the table store
+ * @ru: the state
+ * @msg: the message, header included
+ * @len: its length
+ *
+ * Messages other than UNWIND are ignored, bad parts are counted by the
+ * store and leave no file behind.
+ * Return: 0, or -ENOMEM.
+ */
+int report_unwind_add(struct report_unwind *ru, const void *msg, size_t len)
 {
-	struct feed_ctx *c = opaque;
 	struct pvprof_sb_unwind m;
 
-	(void)off;
-	if (v->hdr.type != PVPROF_ST_SIDEBAND || v->sb_len < sizeof(m))
+	if (len < sizeof(m))
 		return 0;
-	memcpy(&m, v->sb_msg, sizeof(m));
+	memcpy(&m, msg, sizeof(m));
 	if (m.hdr.type != PVPROF_SB_UNWIND)
 		return 0;
-	/* Bad parts are counted by the store and leave no file behind. */
-	if (pvprof_unwind_tables_add(c->ru->store, v->sb_msg, v->sb_len) < 0)
+	if (pvprof_unwind_tables_add(ru->store, msg, len) < 0)
 		return 0;
-	if (!file_find(c->ru, m.build_id.bytes, m.build_id.size, true)) {
-		c->oom = true;
-		return -1;
-	}
+	if (!file_find(ru, m.build_id.bytes, m.build_id.size, true))
+		return -ENOMEM;
 	return 0;
 }
 
-/* After the first walk: each file's complete sections, fixed from now on. */
-static void files_settle(struct report_unwind *ru)
+/**
+ * report_unwind_settle() - fix each file's complete tables, after the walk
+ *	that fed report_unwind_add() every sideband message of the recording
+ * @ru: the state
+ */
+void report_unwind_settle(struct report_unwind *ru)
 {
 	struct pvprof_unwind_set set;
 	struct uw_file *f;
@@ -149,29 +155,65 @@ static void files_settle(struct report_unwind *ru)
 }
 
 /**
- * report_unwind_new() - the unwinding state for one recording
- * @r: the recording; its unwind tables are read here
+ * report_unwind_alloc() - empty unwinding state, to be fed the tables
  * @sym: the symbolizer that report or script feeds in stream order (the
  *	mappings come from it); it must outlive the result
  *
- * Return: the state, or NULL when out of memory.
+ * Return: the state, or NULL after printing that memory ran out.
+ */
+struct report_unwind *report_unwind_alloc(struct pvprof_symbolizer *sym)
+{
+	struct report_unwind *ru = calloc(1, sizeof(*ru));
+
+	if (!ru)
+		goto oom;
+	ru->sym = sym;
+	ru->store = pvprof_unwind_tables_new(PVPROF_UNWIND_TABLES_DEFAULT_MAX);
+	ru->u = unwinder_new();
+	if (!ru->store || !ru->u)
+		goto oom;
+	return ru;
+
+oom:
+	p_err("out of memory for the unwinder");
+	report_unwind_free(ru);
+	return NULL;
+}
+
+static int feed_unwind(void *ru, const struct pvprof_st_view *v, uint64_t off)
+{
+	(void)off;
+	if (v->hdr.type == PVPROF_ST_SIDEBAND && report_unwind_add(ru, v->sb_msg, v->sb_len))
+		return 1;
+	return 0;
+}
+
+/**
+ * report_unwind_new() - the unwinding state for one recording, in a walk
+ *	of its own (recording_resolver() shares one with the symbolizer)
+ * @r: the recording; its unwind tables are read here
+ * @sym: as for report_unwind_alloc()
+ *
+ * Return: the state, or NULL after printing why (out of memory, a read
+ * error).
  */
 struct report_unwind *report_unwind_new(const struct recording *r,
 					struct pvprof_symbolizer *sym)
 {
-	struct report_unwind *ru = calloc(1, sizeof(*ru));
-	struct feed_ctx c = { .ru = ru };
+	struct report_unwind *ru = report_unwind_alloc(sym);
+	int ret;
 
 	if (!ru)
 		return NULL;
-	ru->sym = sym;
-	ru->store = pvprof_unwind_tables_new(PVPROF_UNWIND_TABLES_DEFAULT_MAX);
-	ru->u = unwinder_new();
-	if (!ru->store || !ru->u || recording_for_each(r, feed_unwind, &c) || c.oom) {
+	ret = recording_for_each(r, feed_unwind, ru);
+	if (ret) {
+		/* A read error (-1) is printed by recording_for_each(). */
+		if (ret > 0)
+			p_err("out of memory for the unwinder");
 		report_unwind_free(ru);
 		return NULL;
 	}
-	files_settle(ru);
+	report_unwind_settle(ru);
 	return ru;
 }
 

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/sideband.h"
 #include "host-kvm/tool/flamegraph.h"
@@ -214,6 +216,49 @@ static void run_writers(const struct recording *r, const struct report_resolver 
 	profile_free(&p);
 }
 
+static bool same_cut(const struct recording_cut *a, const struct recording_cut *b)
+{
+	return a->cut == b->cut && a->in_header == b->in_header && a->at == b->at &&
+	       a->section == b->section && a->type == b->type && a->size == b->size &&
+	       a->kept == b->kept && a->records_lost == b->records_lost;
+}
+
+static int count_record(void *ctx, const struct pvprof_st_view *v, uint64_t off)
+{
+	(void)v;
+	(void)off;
+	++*(uint64_t *)ctx;
+	return 0;
+}
+
+/*
+ * The same bytes as a file, read through the reader's window as report
+ * reads them: it must judge them as the in-memory reading did (@mem, or
+ * NULL when that refused them) and walk the same records.
+ */
+static void check_file_reader(const uint8_t *data, size_t size, const struct recording *mem)
+{
+	int fd = memfd_create("fuzz_recording", MFD_CLOEXEC);
+	struct recording r;
+	char path[64], err[512];
+	uint64_t records = 0;
+
+	FUZZ_CHECK(fd >= 0);
+	FUZZ_CHECK(!size || write(fd, data, size) == (ssize_t)size);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (recording_load(&r, path, err, sizeof(err))) {
+		FUZZ_CHECK(!mem && !strncmp(err, "offset ", 7));
+	} else {
+		FUZZ_CHECK(mem && r.stream_records == mem->stream_records &&
+			   r.has_end == mem->has_end &&
+			   same_cut(&r.cut, &mem->cut));
+		FUZZ_CHECK(!recording_for_each(&r, count_record, &records));
+		FUZZ_CHECK(records == r.stream_records);
+		recording_free(&r);
+	}
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct names n = { .data = data, .len = size };
@@ -230,9 +275,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (recording_parse(&r, data, size, err, sizeof(err))) {
 		FUZZ_CHECK(!strncmp(err, "offset ", 7));
+		check_file_reader(data, size, NULL);
 		return 0;
 	}
-	FUZZ_CHECK(r.has_host && r.has_vm && r.stream_records >= 1);
+	/* Only a recording closed cleanly must be whole; a cut one is read to the cut. */
+	FUZZ_CHECK(!r.has_end || (r.has_host && r.has_vm && r.stream_records >= 1));
+	FUZZ_CHECK(!r.cut.cut || (!r.has_end && r.cut.at == size && r.cut.kept <= size));
+	if (!r.has_end) {
+		recording_describe_end(&r, err, sizeof(err));
+		check_ascii(err, strlen(err));
+	}
+	check_file_reader(data, size, &r);
 	run_writers(&r, &res);
 	run_writers(&r, NULL);
 	/* The symbolizer fed the recording's own sideband, as report does. */
@@ -241,5 +294,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	symbolizer_resolver(sym, &sym_res);
 	run_writers(&r, &sym_res);
 	pvprof_symbolizer_free(sym);
+	recording_free(&r);
 	return 0;
 }

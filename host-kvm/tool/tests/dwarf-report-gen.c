@@ -27,6 +27,11 @@
  *			"return address" in no mapping (ASCII text), then
  *			one in the first mapping, as a walk that followed a
  *			saved register through code without frame pointers
+ *	--layout FILE	where everything went, for tests that cut the file:
+ *			"section TYPE OFFSET SIZE" for each section (its
+ *			header's offset, its payload size) and "sample END"
+ *			for each callchain record (the offset of its last
+ *			byte + 1), in file order
  *
  * Each record's frame-pointer chain is what a frame-pointer walk of the
  * fixture gives: its IP only (it has no frame pointers).
@@ -47,6 +52,8 @@
 #include "recgen.h"
 
 #define PID		4321
+/* A STATUS section of one vCPU, as pvprof-data(5) gives its size. */
+#define STATUS_SIZE	(sizeof(struct pvprof_data_status) + sizeof(struct pvprof_vcpu_status))
 #define MAX_MAPS	64
 #define KADDR(n)	(0xffffffff81000000ULL + (n) * 0x100)
 
@@ -71,6 +78,10 @@ static struct {
 
 static struct gen g;
 static struct recording_writer w;
+static FILE *layout;
+/* Ends of the callchain records in g.buf, until flush() places them. */
+static uint32_t sample_ends[sizeof(g.buf) / sizeof(struct pvprof_st_callchain)];
+static uint32_t nr_sample_ends;
 
 static void die(const char *what)
 {
@@ -80,10 +91,23 @@ static void die(const char *what)
 
 /* Keeps room in g.buf for the largest record; the stream is cut anywhere
  * between records, as record does between reads. */
+static void layout_section(uint32_t type, uint64_t size)
+{
+	if (layout)
+		fprintf(layout, "section %u %" PRIu64 " %" PRIu64 "\n", type, w.offset, size);
+}
+
 static void flush(bool all)
 {
+	uint32_t i;
+
 	if (!g.len || (!all && sizeof(g.buf) - g.len >= PVPROF_STREAM_MAX_RECORD))
 		return;
+	layout_section(PVPROF_DATA_SEC_STREAM, g.len);
+	for (i = 0; layout && i < nr_sample_ends; i++)
+		fprintf(layout, "sample %" PRIu64 "\n",
+			w.offset + sizeof(struct pvprof_data_section) + sample_ends[i]);
+	nr_sample_ends = 0;
 	if (recording_write_stream(&w, g.buf, g.len))
 		die("cannot write the stream");
 	g.len = 0;
@@ -280,6 +304,7 @@ static void gen_snapshot_sample(const struct snapshot *s)
 	flush(false);
 	gen_put(&g, pvprof_st_put_callchain(g.buf + g.len, sizeof(g.buf) - g.len, 0,
 					    g.time_ns, &facts, rec));
+	sample_ends[nr_sample_ends++] = g.len;
 }
 
 int main(int argc, char **argv)
@@ -326,7 +351,11 @@ int main(int argc, char **argv)
 			opt.remap = true;
 		else if (!strcmp(argv[a], "--fp-garbage"))
 			opt.fp_garbage = true;
-		else
+		else if (!strcmp(argv[a], "--layout") && a + 1 < argc) {
+			layout = fopen(argv[++a], "w");
+			if (!layout)
+				die("cannot create the layout file");
+		} else
 			die("unknown option");
 	}
 	if (argc - a != 2 || opt.size % 8 || opt.size > PVPROF_USTACK_MAX)
@@ -336,10 +365,16 @@ int main(int argc, char **argv)
 	read_snapshot(argv[a], &s);
 
 	g.time_ns = host.start_monotonic_ns;
-	if (recording_writer_open(&w, argv[a + 1]) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)) ||
-	    recording_write_status(&w, PVPROF_DATA_STATUS_START, &ctl, &vcpu, 1))
+	if (recording_writer_open(&w, argv[a + 1]))
+		die("cannot write the recording");
+	layout_section(PVPROF_DATA_SEC_HOST, sizeof(host));
+	if (recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)))
+		die("cannot write the recording");
+	layout_section(PVPROF_DATA_SEC_VM, sizeof(vm));
+	if (recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
+		die("cannot write the recording");
+	layout_section(PVPROF_DATA_SEC_STATUS, STATUS_SIZE);
+	if (recording_write_status(&w, PVPROF_DATA_STATUS_START, &ctl, &vcpu, 1))
 		die("cannot write the recording");
 	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 1));
 	gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, 0, g.time_ns,
@@ -354,9 +389,14 @@ int main(int argc, char **argv)
 	}
 	flush(true);
 	vcpu.samples = vcpu.notices = vcpu.records = opt.copies;
-	if (recording_write_status(&w, PVPROF_DATA_STATUS_END, &ctl, &vcpu, 1) ||
-	    recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns))
+	layout_section(PVPROF_DATA_SEC_STATUS, STATUS_SIZE);
+	if (recording_write_status(&w, PVPROF_DATA_STATUS_END, &ctl, &vcpu, 1))
 		die("cannot finish the recording");
+	layout_section(PVPROF_DATA_SEC_END, sizeof(struct pvprof_data_end));
+	if (recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns))
+		die("cannot finish the recording");
+	if (layout && fclose(layout))
+		die("cannot write the layout file");
 	free(s.stack);
 	return 0;
 }

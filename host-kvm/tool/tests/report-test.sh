@@ -179,11 +179,26 @@ echo "== usage errors and damaged recordings"
 expect_err "report: missing file" 1 "nonexistent.data: cannot open: No such file" -- report -i nonexistent.data
 expect_err "script: missing file" 1 "nonexistent.data: cannot open" -- script -i nonexistent.data
 expect_err "report: default input missing" 1 "pvprof.data: cannot open" -- report
+# A cut recording is read up to the cut with one warning (tests/cut-test.sh
+# checks what is read); a cut file header is no recording.
 head -c 1000 golden.data >cut.data
-expect_err "report: truncated recording names the offset" 1 "cut.data: offset " -- report -i cut.data
+run -- report -i cut.data
+if [ "$rc" = 0 ] && [ "$(wc -l <<<"$err")" = 1 ] &&
+   grep -q '^Warning: cut.data: cut at offset 1000 in a STATUS section at offset 560' <<<"$err"; then
+	pass "report: a cut recording is read, one warning names the offset"
+else
+	fail "report: a cut recording" "exit status $rc, stderr: ${err:0:300}"
+fi
+run -- script -i cut.data
+if [ "$rc" = 0 ] && [ "$(wc -l <<<"$err")" = 1 ] && grep -q '^Warning: cut.data: cut at offset 1000 ' <<<"$err"; then
+	pass "script: a cut recording is read, one warning"
+else
+	fail "script: a cut recording" "exit status $rc, stderr: ${err:0:300}"
+fi
+head -c 20 golden.data >cut-header.data
+expect_err "report: a cut file header" 1 "cut-header.data: offset 0 (0x0): 20 bytes: too short for a pvprof recording header" -- report -i cut-header.data
 printf 'not a recording, just text\n' >text.data
 expect_err "report: not a recording" 1 "text.data: offset 0 (0x0): not a pvprof recording (bad magic)" -- report -i text.data
-expect_err "script: truncated recording" 1 "cut.data: offset " -- script -i cut.data
 expect_err "report: bad --sort" 2 "--sort: expected 'self' or 'total', got: 'name'" -- report --sort name
 expect_err "report: --kernel and --user" 2 "give --kernel or --user, not both" -- report --kernel --user
 expect_err "report: --callgraph and --folded" 2 "give --callgraph or --folded, not both" -- report --callgraph --folded
