@@ -71,5 +71,19 @@ PY
 check svg-well-formed "flamegraph.svg is not a well-formed SVG document: $svg_status" [ "$svg_status" = ok ]
 check svg-names "flamegraph.svg lacks crc_block or a kernel system-call function" \
 	eval 'grep -qs crc_block "$svg" && grep -qE "$SYSCALL_RE" "$svg"'
+# Go's own reader of the pprof profile: it must name the hot functions.
+pprof_top() {
+	local tmp status
+	tmp=$(mktemp -d) || return 1
+	HOME=$tmp GOCACHE=$tmp/cache GOFLAGS= go tool pprof -top -nodecount=1000 -symbolize=none \
+		"$out/profile.pb.gz" > "$out/pprof-top.txt" 2>&1
+	status=$?
+	rm -rf "$tmp"
+	[ "$status" = 0 ] && has_words "$out/pprof-top.txt" crc_byte crc_block
+}
+pprof_top
+pprof_status=$?
+check pprof-read-by-go "go tool pprof -top on profile.pb.gz failed or lacks crc_byte/crc_block ($(tail -n 2 "$out/pprof-top.txt" 2>/dev/null | tr '\n' ' '))" \
+	[ "$pprof_status" = 0 ]
 
 results_write demo

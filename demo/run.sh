@@ -24,7 +24,9 @@ workload; records it from L1 with 'kvm-pvprof record' and writes, in DIR:
                   functions)
   callgraph.txt   kvm-pvprof report --callgraph
   folded.txt      kvm-pvprof report --folded (FlameGraph's folded stacks)
-  flamegraph.svg  kvm-pvprof report --flamegraph
+  flamegraph.svg  kvm-pvprof report --flamegraph (open it in a browser:
+                  search, click to zoom)
+  profile.pb.gz   kvm-pvprof report --pprof (go tool pprof, Parca, Pyroscope)
   pvprof.data     the recording (kvm-pvprof report/script -i read it again)
 
 then prints the top of report.txt.
@@ -104,7 +106,7 @@ add_libraries() {
 
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{report.txt,callgraph.txt,folded.txt,flamegraph.svg,pvprof.data,record.log,status.txt,command,perf-seconds,perf-chains.txt}
+rm -f "$out"/{report.txt,callgraph.txt,folded.txt,flamegraph.svg,profile.pb.gz,pvprof.data,record.log,status.txt,command,perf-seconds,perf-chains.txt}
 rm -rf "$out/l2"
 start=$SECONDS
 TOOL=$O/bin/kvm-pvprof
@@ -177,8 +179,9 @@ fi
 report "$out/report.txt"
 report "$out/callgraph.txt" --callgraph
 report "$out/folded.txt" --folded
-"$TOOL" report -i "$out/pvprof.data" --flamegraph "$out/flamegraph.svg" > /dev/null 2> "$out/report.log" ||
-	die "kvm-pvprof report --flamegraph failed: $(tail -n 3 "$out/report.log")"
+"$TOOL" report -i "$out/pvprof.data" --flamegraph "$out/flamegraph.svg" --pprof "$out/profile.pb.gz" \
+	> /dev/null 2> "$out/report.log" ||
+	die "kvm-pvprof report --flamegraph --pprof failed: $(tail -n 3 "$out/report.log")"
 
 head -n "$top" "$out/report.txt"
-echo "demo: $out/report.txt, $out/callgraph.txt, $out/folded.txt, $out/flamegraph.svg ($((SECONDS - start)) s)" >&2
+echo "demo: $out/report.txt, $out/callgraph.txt, $out/folded.txt, $out/flamegraph.svg, $out/profile.pb.gz ($((SECONDS - start)) s)" >&2
