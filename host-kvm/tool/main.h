@@ -71,7 +71,7 @@ int parse_call_graph(const char *arg, uint32_t *ustack_size);
 int parse_u64(const char *what, const char *arg, uint64_t min, uint64_t max,
 	      uint64_t *out);
 
-/* A small JSON writer: one document on stdout, compact. */
+/* The JSON document on stdout, through json.c's writer (its string rules). */
 void jw_begin_object(void);
 void jw_end_object(void);
 void jw_begin_array(void);
