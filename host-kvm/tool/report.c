@@ -1231,8 +1231,9 @@ static int script_help(void)
 	       "a line \"COMM PID/TID [VCPU] SECONDS: PERIOD EVENT:\", one line per frame\n"
 	       "(\"ADDRESS SYMBOL+OFFSET (DSO)\", innermost first, kernel frames before\n"
 	       "user frames), and a blank line. FlameGraph's stackcollapse-perf.pl and\n"
-	       "speedscope read it. Guest strings are escaped (\\xHH), spaces and\n"
-	       "parentheses in them included.\n"
+	       "speedscope read it. Guest strings are escaped (\\xHH), and so are the\n"
+	       "characters these tools split on: spaces, parentheses, ';' and the '>'\n"
+	       "of \"->\".\n"
 	       "\n"
 	       "  -i FILE     the recording (default %2$s)\n",
 	       bin_name, REPORT_DEFAULT_INPUT);

@@ -7,6 +7,11 @@
 #   - the JSON string writer on every byte, every ill-formed UTF-8 shape and
 #     random bytes: valid UTF-8 out, json.loads() gives what Python's own
 #     decoder makes of the bytes, no raw control character;
+#   - script on a hostile recording (json-test gen: command names and
+#     symbols with ';', "->", quotes, spaces, control bytes, bad UTF-8)
+#     collapsed by stackcollapse-perf.pl's rules (a Python copy of its
+#     default behaviour, or the real script when STACKCOLLAPSE_PERF names
+#     it): as many samples and frames as the recording was built with;
 #
 # usage: json-test.sh      writes "<passed> <failed>" to $O/results/tool-json
 set -u
@@ -67,6 +72,126 @@ print("%d strings" % len(inputs))
 ' "$tmp/strings.hex" "$tmp/strings.json"
 else
 	fail "strings: json-test strings" "$(head -c 300 "$tmp/strings.err")"
+fi
+
+echo "== a hostile recording"
+data=$tmp/hostile.data
+manifest=$tmp/hostile.manifest
+if ! "$json_test" gen "$data" >"$manifest"; then
+	fail "gen: the hostile recording" "json-test gen failed"
+	finish tool-json
+	exit
+fi
+pass "gen: the hostile recording"
+
+# stackcollapse-perf.pl's reading of perf script output with its default
+# options (process names on, --tidy-generic on, no inline, no annotations),
+# FlameGraph commit 41fee1f: a blank line ends a sample, a header line
+# names the process (spaces become '_'), a frame line's function loses its
+# +0xOFFSET, is split at "->" and tidied (';' -> ':', from '(' on dropped,
+# quotes dropped; the parts after the first marked "_[i]"); the stack is the process name then the frames,
+# outermost first, joined with ';', counted by the header's period.
+stackcollapse_py='
+import re, sys
+stack, pname, period, collapsed = [], None, 1, {}
+for line in open(sys.argv[1], encoding="latin-1"):
+    line = line.rstrip("\n")
+    if line.startswith("#"):
+        continue
+    if line == "":
+        if pname:
+            key = ";".join([pname] + stack)
+            collapsed[key] = collapsed.get(key, 0) + period
+        stack, pname = [], None
+        continue
+    m = re.match(r"^(\S.+?)\s+(\d+)/*(\d+)*\s+", line)
+    if m:
+        p = re.search(r":\s*(\d+)*\s+(\S+):\s*$", line)
+        period = int(p.group(1)) if p and p.group(1) else 1
+        pname = m.group(1).replace(" ", "_")
+        continue
+    m = re.match(r"^\s*(\w+)\s*(.+) \((.*)\)", line)
+    if not m:
+        print("Unrecognized line: " + line, file=sys.stderr)
+        continue
+    if not pname:
+        continue
+    rawfunc, mod = re.sub(r"\+0x[\da-f]+$", "", m.group(2)), m.group(3)
+    if rawfunc.startswith("("):
+        continue
+    parts = rawfunc.split("->")
+    while parts and not parts[-1]:      # as Perl'"'"'s split drops them
+        parts.pop()
+    inline = []
+    for func in parts:
+        if func == "[unknown]":
+            func = "[" + (re.sub(r".*/", "", mod) if mod != "[unknown]" else "unknown") + "]"
+        func = func.replace(";", ":")
+        if not re.search(r"\.\(.*\)\.", func):
+            func = re.sub(r"\((?!anonymous namespace\)).*", "", func)
+        func = func.replace("\"", "").replace("'"'"'", "")
+        if inline and "_[i]" not in func:
+            func += "_[i]"
+        inline.append(func)
+    stack = inline + stack
+for k in sorted(collapsed):
+    print("%s %d" % (k, collapsed[k]))
+'
+
+# collapsed_check NAME FILE: FILE, collapsed stacks, holds every sample of
+# the manifest with its command name and frames, none split or merged.
+collapsed_check() {
+	check "$1" '
+import sys
+samples = frames = 0
+procs = set()
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] == "sample":
+        count, nr = int(f[3]), int(f[5]) + int(f[6])
+        samples += count
+        frames += count * nr
+        procs.add(int(f[2]))
+got_samples = got_fields = 0
+names = set()
+for line in open(sys.argv[2], encoding="latin-1"):
+    stack, count = line.rstrip("\n").rsplit(" ", 1)
+    n = int(count) // 1000000
+    got_samples += n
+    got_fields += n * len(stack.split(";"))
+    names.add(stack.split(";")[0])
+if (got_samples, got_fields) != (samples, samples + frames):
+    sys.exit("%d samples with %d fields; built with %d samples, %d frames, plus a "
+             "command name each: %d" % (got_samples, got_fields, samples, frames,
+                                       samples + frames))
+if len(names) != len(procs):
+    sys.exit("%d distinct command names, %d processes: %s" % (len(names), len(procs), sorted(names)))
+print("%d samples, %d frames, %d command names" % (samples, frames, len(names)))
+' "$manifest" "$2"
+}
+
+if "$bin" script -i "$data" >"$tmp/script.txt" 2>"$tmp/script.err"; then
+	"$python" -c "$stackcollapse_py" "$tmp/script.txt" >"$tmp/collapsed.txt" 2>"$tmp/collapse.err"
+	if [ -s "$tmp/collapse.err" ]; then
+		fail "script: stackcollapse rules recognize every line" "$(head -c 300 "$tmp/collapse.err")"
+	else
+		pass "script: stackcollapse rules recognize every line"
+	fi
+	collapsed_check "script | stackcollapse rules: no command name or function split or merged" \
+		"$tmp/collapsed.txt"
+	if [ -n "${STACKCOLLAPSE_PERF:-}" ]; then
+		perl "$STACKCOLLAPSE_PERF" "$tmp/script.txt" >"$tmp/collapsed-real.txt" 2>"$tmp/real.err"
+		collapsed_check "script | $STACKCOLLAPSE_PERF: no command name or function split or merged" \
+			"$tmp/collapsed-real.txt"
+		if cmp -s "$tmp/collapsed.txt" "$tmp/collapsed-real.txt"; then
+			pass "stackcollapse: the Python copy gives the real script's bytes"
+		else
+			fail "stackcollapse: the Python copy gives the real script's bytes" \
+				"$(diff "$tmp/collapsed-real.txt" "$tmp/collapsed.txt" | head -5 | tr '\n' '|')"
+		fi
+	fi
+else
+	fail "script: the hostile recording" "exit status $?: $(head -c 300 "$tmp/script.err")"
 fi
 
 finish tool-json
