@@ -159,6 +159,31 @@ int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped)
 	return EXIT_OK;
 }
 
+/**
+ * scan_json_option() - set json_output when a command's options hold -j
+ * @argc: arguments, argv[0] being the command's name
+ * @argv: see @argc
+ * @optstring: the command's getopt_long() options, with 'j'
+ * @opts: its long options, with "json"
+ *
+ * A command that checks its options as it parses them runs this first, so
+ * that a usage error before the -j, as in "report --sort x -j", comes out
+ * as JSON too.  The command's own table skips option arguments ("-i -j"
+ * names a file); errors are left to the real parse, which starts again
+ * with optind = 0.
+ */
+void scan_json_option(int argc, char **argv, const char *optstring,
+		      const struct option *opts)
+{
+	int opt;
+
+	opterr = 0;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1)
+		if (opt == 'j')
+			json_output = true;
+}
+
 /* Checks there are exactly @nr operands from optind; @what names them. */
 int expect_operands(int argc, char **argv, int nr, const char *what)
 {

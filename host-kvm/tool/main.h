@@ -38,7 +38,7 @@
 #define USAGE_EXPOSE	"expose VM MODE"
 #define USAGE_RECORD \
 	"record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT]\n" \
-	"              [--call-graph fp|dwarf[,SIZE]] VM"
+	"              [--call-graph fp|dwarf[,SIZE]] [-j] VM"
 #define USAGE_REPORT \
 	"report [-i FILE] [--sort self|total] [--callgraph] [--folded]\n" \
 	"              [--flamegraph OUT.svg] [--vcpu N] [--pid PID] [--comm NAME]\n" \
@@ -57,6 +57,9 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	       int (*help)(int argc, char **argv));
 int option_err(int opt, char **argv);
 int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped);
+struct option;
+void scan_json_option(int argc, char **argv, const char *optstring,
+		      const struct option *opts);
 int expect_operands(int argc, char **argv, int nr, const char *what);
 int event_parse(const char *name, uint32_t *event);
 const char *event_name(uint32_t event);

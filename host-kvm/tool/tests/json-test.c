@@ -8,6 +8,11 @@
  *   json-test gen FILE   write the hostile recording to FILE, and on stdout
  *                        its manifest: what it was built with, guest
  *                        strings in hex (see gen_manifest())
+ *   json-test summary FILE text|json
+ *                        the summary record would have printed when it
+ *                        wrote FILE: each STREAM section is one read of
+ *                        the stream, counted by record's own function
+ *                        (record_summary.c), then written by it
  *
  * The hostile recording: nine processes whose command names hold ';',
  * "->", quotes, backslashes, spaces, parentheses, control bytes, C1
@@ -24,6 +29,7 @@
 #include "core/sideband.h"
 #include "core/stream.h"
 #include "host-kvm/tool/json.h"
+#include "host-kvm/tool/record_summary.h"
 #include "host-kvm/tool/recording.h"
 #include "recgen.h"
 
@@ -277,6 +283,7 @@ static void print_hex(const char *s)
  *   sample VCPU PID COUNT FLAGS NR_KERNEL NR_USER ADDR...
  *   loss REASON_NAME COUNT
  *   sideband N              messages
+ *   records N               stream records
  */
 static void gen_manifest(void)
 {
@@ -318,6 +325,9 @@ static void gen_manifest(void)
 		       losses[i].count);
 	/* KERNEL, KSYMS, MODULE, KSYMS, a PROCESS and an MMAP each, ELF_SYMS. */
 	printf("sideband %zu\n", 5 + 2 * NR_PROCS);
+	/* And HELLO, a VCPU each, the samples, the LOSS records. */
+	printf("records %zu\n", 1 + NR_VCPUS + 5 + 2 * NR_PROCS +
+	       NR_PROCS * (NR_PROCS + 1) / 2 + sizeof(losses) / sizeof(losses[0]));
 }
 
 static int gen_recording(const char *path)
@@ -382,6 +392,61 @@ static int gen_recording(const char *path)
 	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
 }
 
+/* ------------------------------------------------------------------ */
+/* record's summary of a recording                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Walks FILE's sections as pvprof-data(5) lays them out, independently of
+ * the tool's reader: each STREAM payload goes to record_summary_count() as
+ * the read it was; the END section gives the stop reason and, with HOST's
+ * start, the duration.
+ */
+static int summary(const char *path, bool json)
+{
+	struct record_summary s = { .output = path };
+	struct pvprof_data_host host = { 0 };
+	struct pvprof_data_section sec;
+	struct pvprof_data_header hdr;
+	struct pvprof_data_end end;
+	bool has_end = false;
+	uint8_t *payload;
+	FILE *f = fopen(path, "rb");
+
+	if (!f || fread(&hdr, sizeof(hdr), 1, f) != 1 ||
+	    memcmp(hdr.magic, PVPROF_DATA_MAGIC, 8)) {
+		fprintf(stderr, "json-test: %s: not a recording\n", path);
+		return 1;
+	}
+	while (fread(&sec, sizeof(sec), 1, f) == 1) {
+		uint64_t padded = (sec.size + 7) & ~7ULL;
+
+		if (sec.size > PVPROF_DATA_MAX_SECTION || !(payload = malloc(padded + 1)) ||
+		    fread(payload, 1, padded, f) != padded) {
+			fprintf(stderr, "json-test: %s: a bad section\n", path);
+			return 1;
+		}
+		if (sec.type == PVPROF_DATA_SEC_STREAM) {
+			record_summary_count(&s, payload, sec.size);
+			s.stream_bytes += sec.size;
+		} else if (sec.type == PVPROF_DATA_SEC_HOST && sec.size == sizeof(host)) {
+			memcpy(&host, payload, sizeof(host));
+		} else if (sec.type == PVPROF_DATA_SEC_END && sec.size == sizeof(end)) {
+			memcpy(&end, payload, sizeof(end));
+			has_end = true;
+		}
+		free(payload);
+	}
+	fclose(f);
+	if (!has_end) {
+		fprintf(stderr, "json-test: %s: no END section\n", path);
+		return 1;
+	}
+	s.stop_reason = end.stop_reason;
+	s.duration_ns = end.end_monotonic_ns - host.start_monotonic_ns;
+	return record_summary_write(stdout, &s, json) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -399,6 +464,9 @@ int main(int argc, char **argv)
 		gen_manifest();
 		return fflush(stdout) ? 1 : 0;
 	}
-	fprintf(stderr, "usage: json-test strings | gen FILE\n");
+	if (argc == 4 && !strcmp(argv[1], "summary") &&
+	    (!strcmp(argv[3], "text") || !strcmp(argv[3], "json")))
+		return summary(argv[2], !strcmp(argv[3], "json"));
+	fprintf(stderr, "usage: json-test strings | gen FILE | summary FILE text|json\n");
 	return 2;
 }

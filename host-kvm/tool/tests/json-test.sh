@@ -12,6 +12,9 @@
 #     collapsed by stackcollapse-perf.pl's rules (a Python copy of its
 #     default behaviour, or the real script when STACKCOLLAPSE_PERF names
 #     it): as many samples and frames as the recording was built with;
+#   - record's summary, by record's own counting and writing functions
+#     (json-test summary), as text and as JSON: the numbers the recording
+#     was built with;
 #
 # usage: json-test.sh      writes "<passed> <failed>" to $O/results/tool-json
 set -u
@@ -79,7 +82,64 @@ data=$tmp/hostile.data
 manifest=$tmp/hostile.manifest
 if ! "$json_test" gen "$data" >"$manifest"; then
 	fail "gen: the hostile recording" "json-test gen failed"
-	finish tool-json
+	echo "== record's summary (record_summary.c on the recording's reads)"
+"$json_test" summary "$data" text >"$tmp/summary.txt" 2>"$tmp/summary.err"
+"$json_test" summary "$data" json >"$tmp/summary.json" 2>>"$tmp/summary.err"
+if [ -s "$tmp/summary.err" ]; then
+	fail "summary: json-test summary" "$(head -c 300 "$tmp/summary.err")"
+else
+	check "summary: the JSON summary holds what the recording was built with" '
+import json, struct, sys
+facts = [l.split() for l in open(sys.argv[1])]
+s = json.load(open(sys.argv[2]))
+callchains = sum(int(f[3]) for f in facts if f[0] == "sample")
+losses = {f[1]: int(f[2]) for f in facts if f[0] == "loss"}
+want = {
+    "output": sys.argv[3], "stopped": "duration elapsed",
+    "callchains": callchains,
+    "stream_records": int([f[1] for f in facts if f[0] == "records"][0]),
+    "lost": sum(losses.values()),
+}
+for k, v in want.items():
+    if s[k] != v:
+        sys.exit("%s: %r, built with %r" % (k, s[k], v))
+nonzero = {k: v for k, v in s["losses"].items() if v}
+if nonzero != losses or len(s["losses"]) != 12:
+    sys.exit("losses %r, built with %r" % (s["losses"], losses))
+if s["sideband"]["messages"] != int([f[1] for f in facts if f[0] == "sideband"][0]):
+    sys.exit("sideband %r" % s["sideband"])
+# pvprof-data(5): a 24-byte header, then sections: type, flags, size, payload
+# padded to 8 bytes; type 4 is a stream section.
+data, pos, stream = open(sys.argv[3], "rb").read(), 24, 0
+while pos < len(data):
+    kind, _, size = struct.unpack_from("<IIQ", data, pos)
+    stream += size if kind == 4 else 0
+    pos += 16 + (size + 7) // 8 * 8
+if s["stream_bytes"] != stream:
+    sys.exit("stream_bytes %d, the stream sections hold %d" % (s["stream_bytes"], stream))
+if s["duration_ns"] <= 0:
+    sys.exit("duration_ns %r" % s["duration_ns"])
+print("%d callchains, %d stream records, %d lost" % (s["callchains"], s["stream_records"], s["lost"]))
+' "$manifest" "$tmp/summary.json" "$data"
+	check "summary: the text line says the same as the JSON" '
+import json, re, sys
+s = json.load(open(sys.argv[2]))
+line = open(sys.argv[1]).read()
+want = "recorded %d records, %d losses, %d sideband bytes to %s\n" % (
+    s["callchains"], s["lost"], s["sideband"]["bytes"], s["output"])
+if line != want:
+    sys.exit("%r, expected %r" % (line, want))
+' "$tmp/summary.txt" "$tmp/summary.json"
+fi
+
+echo "== record -j without a VM: errors as JSON in both placements"
+expect_json_err "record -j: a usage error after -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -j -d 0 1
+expect_json_err "record -j: a usage error before -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -d 0 --json 1
+expect_json_err "-j record: a usage error" 2 "record: expected VM" -j record
+expect_json_err "record -j: a process that is no VM" 1 "is not a KVM process" record -j -d 1 -o "$tmp/novm.data" $$
+[ -e "$tmp/novm.data" ] && fail "record -j: no file when the VM cannot be opened" "$tmp/novm.data exists"
+
+finish tool-json
 	exit
 fi
 pass "gen: the hostile recording"
@@ -193,5 +253,62 @@ if "$bin" script -i "$data" >"$tmp/script.txt" 2>"$tmp/script.err"; then
 else
 	fail "script: the hostile recording" "exit status $?: $(head -c 300 "$tmp/script.err")"
 fi
+
+echo "== record's summary (record_summary.c on the recording's reads)"
+"$json_test" summary "$data" text >"$tmp/summary.txt" 2>"$tmp/summary.err"
+"$json_test" summary "$data" json >"$tmp/summary.json" 2>>"$tmp/summary.err"
+if [ -s "$tmp/summary.err" ]; then
+	fail "summary: json-test summary" "$(head -c 300 "$tmp/summary.err")"
+else
+	check "summary: the JSON summary holds what the recording was built with" '
+import json, struct, sys
+facts = [l.split() for l in open(sys.argv[1])]
+s = json.load(open(sys.argv[2]))
+callchains = sum(int(f[3]) for f in facts if f[0] == "sample")
+losses = {f[1]: int(f[2]) for f in facts if f[0] == "loss"}
+want = {
+    "output": sys.argv[3], "stopped": "duration elapsed",
+    "callchains": callchains,
+    "stream_records": int([f[1] for f in facts if f[0] == "records"][0]),
+    "lost": sum(losses.values()),
+}
+for k, v in want.items():
+    if s[k] != v:
+        sys.exit("%s: %r, built with %r" % (k, s[k], v))
+nonzero = {k: v for k, v in s["losses"].items() if v}
+if nonzero != losses or len(s["losses"]) != 12:
+    sys.exit("losses %r, built with %r" % (s["losses"], losses))
+if s["sideband"]["messages"] != int([f[1] for f in facts if f[0] == "sideband"][0]):
+    sys.exit("sideband %r" % s["sideband"])
+# pvprof-data(5): a 24-byte header, then sections: type, flags, size, payload
+# padded to 8 bytes; type 4 is a stream section.
+data, pos, stream = open(sys.argv[3], "rb").read(), 24, 0
+while pos < len(data):
+    kind, _, size = struct.unpack_from("<IIQ", data, pos)
+    stream += size if kind == 4 else 0
+    pos += 16 + (size + 7) // 8 * 8
+if s["stream_bytes"] != stream:
+    sys.exit("stream_bytes %d, the stream sections hold %d" % (s["stream_bytes"], stream))
+if s["duration_ns"] <= 0:
+    sys.exit("duration_ns %r" % s["duration_ns"])
+print("%d callchains, %d stream records, %d lost" % (s["callchains"], s["stream_records"], s["lost"]))
+' "$manifest" "$tmp/summary.json" "$data"
+	check "summary: the text line says the same as the JSON" '
+import json, re, sys
+s = json.load(open(sys.argv[2]))
+line = open(sys.argv[1]).read()
+want = "recorded %d records, %d losses, %d sideband bytes to %s\n" % (
+    s["callchains"], s["lost"], s["sideband"]["bytes"], s["output"])
+if line != want:
+    sys.exit("%r, expected %r" % (line, want))
+' "$tmp/summary.txt" "$tmp/summary.json"
+fi
+
+echo "== record -j without a VM: errors as JSON in both placements"
+expect_json_err "record -j: a usage error after -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -j -d 0 1
+expect_json_err "record -j: a usage error before -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -d 0 --json 1
+expect_json_err "-j record: a usage error" 2 "record: expected VM" -j record
+expect_json_err "record -j: a process that is no VM" 1 "is not a KVM process" record -j -d 1 -o "$tmp/novm.data" $$
+[ -e "$tmp/novm.data" ] && fail "record -j: no file when the VM cannot be opened" "$tmp/novm.data exists"
 
 finish tool-json

@@ -208,7 +208,7 @@ fi
 
 echo "== help"
 expect_help "help: record" "Usage: kvm-pvprof record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT]" record help
-expect_help "help: record --call-graph" "[--call-graph fp|dwarf[,SIZE]] VM" record help
+expect_help "help: record --call-graph and -j" "[--call-graph fp|dwarf[,SIZE]] [-j] VM" record help
 expect_help "help: report" "--flamegraph OUT.svg" report --help
 expect_help "help: script" "stackcollapse-perf.pl" help script
 expect_help "help: top level lists record, report, script" "record, report, script" help
