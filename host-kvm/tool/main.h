@@ -42,7 +42,7 @@
 #define USAGE_REPORT \
 	"report [-i FILE] [--sort self|total] [--callgraph] [--folded]\n" \
 	"              [--flamegraph OUT.svg] [--vcpu N] [--pid PID] [--comm NAME]\n" \
-	"              [--kernel|--user] [--limit N]"
+	"              [--kernel|--user] [--limit N] [-j]"
 #define USAGE_SCRIPT	"script [-i FILE]"
 
 extern const char *bin_name;

@@ -23,6 +23,7 @@
 #include "main.h"
 #include "recording.h"
 #include "report.h"
+#include "report_json.h"
 #include "symbolize.h"
 
 #define REPORT_DEFAULT_INPUT	"pvprof.data"
@@ -544,39 +545,40 @@ static void write_config(FILE *f, const struct pvprof_data_vm *vm)
 			vm->event == PVPROF_EVENT_CPU_CLOCK ? "ns" : "events");
 }
 
-static uint64_t status_records(const struct recording_status *st)
+/**
+ * report_host_counters() - the VM's counters in a STATUS section, summed
+ * @st: the section
+ * @c: filled: the vCPUs' counters added up, the VM's losses and sideband
+ */
+void report_host_counters(const struct recording_status *st,
+			  struct report_host_counters *c)
 {
 	struct pvprof_vcpu_status v;
-	uint64_t records = 0;
 	uint32_t i;
 
+	memset(c, 0, sizeof(*c));
 	for (i = 0; i < st->hdr.nr_vcpus; i++) {
 		recording_vcpu(st, i, &v);
-		records += v.records;
+		c->samples += v.samples;
+		c->notices += v.notices;
+		c->records += v.records;
+		c->nmis += v.nmis;
 	}
-	return records;
+	for (i = 0; i < PVPROF_LOSS_NR; i++)
+		c->lost += st->hdr.ctl.losses[i];
+	c->sideband_bytes = st->hdr.ctl.sideband_bytes;
+	c->sideband_refused = st->hdr.ctl.sideband_refused;
 }
 
 static void write_host_counters(FILE *f, const struct recording_status *st)
 {
-	uint64_t samples = 0, notices = 0, records = 0, nmis = 0, lost = 0;
-	struct pvprof_vcpu_status v;
-	uint32_t i;
+	struct report_host_counters c;
 
-	for (i = 0; i < st->hdr.nr_vcpus; i++) {
-		recording_vcpu(st, i, &v);
-		samples += v.samples;
-		notices += v.notices;
-		records += v.records;
-		nmis += v.nmis;
-	}
-	for (i = 0; i < PVPROF_LOSS_NR; i++)
-		lost += st->hdr.ctl.losses[i];
+	report_host_counters(st, &c);
 	fprintf(f, "samples %" PRIu64 ", notices %" PRIu64 ", records %" PRIu64
 		", NMIs %" PRIu64 ", losses %" PRIu64 ", sideband bytes %" PRIu64
-		", refused %" PRIu64 "\n", samples, notices, records, nmis, lost,
-		(uint64_t)st->hdr.ctl.sideband_bytes,
-		(uint64_t)st->hdr.ctl.sideband_refused);
+		", refused %" PRIu64 "\n", c.samples, c.notices, c.records, c.nmis, c.lost,
+		c.sideband_bytes, c.sideband_refused);
 }
 
 /**
@@ -685,11 +687,13 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 		write_host_counters(f, &r->end_status);
 	}
 	if (r->start.present && r->end_status.present) {
-		uint64_t acc = status_records(&r->end_status) - status_records(&r->start);
-		uint64_t host_lost = 0;
+		struct report_host_counters start, end;
+		uint64_t acc, host_lost;
 
-		for (i = 0; i < PVPROF_LOSS_NR; i++)
-			host_lost += r->end_status.hdr.ctl.losses[i] - r->start.hdr.ctl.losses[i];
+		report_host_counters(&r->start, &start);
+		report_host_counters(&r->end_status, &end);
+		acc = end.records - start.records;
+		host_lost = end.lost - start.lost;
 		fprintf(f, "# while recording the host accepted %" PRIu64 " records and counted %"
 			PRIu64 " losses; the stream carried %" PRIu64 " callchains, %" PRIu64
 			" stream overflows and %" PRIu64 " losses\n", acc, host_lost,
@@ -726,6 +730,29 @@ static int func_cmp(const void *a, const void *b, void *arg)
 }
 
 /**
+ * profile_func_order() - the function table in the order report lists it
+ * @p: the profile
+ * @sort: by self or by total samples, then by the other, then by name
+ *
+ * Return: p->nr_funcs indices into p->funcs, for free(); NULL when out of
+ * memory (printed).
+ */
+uint32_t *profile_func_order(const struct profile *p, enum report_sort sort)
+{
+	uint32_t *order = malloc((p->nr_funcs + 1) * sizeof(*order)), i;
+
+	if (!order) {
+		p_err("out of memory sorting %u functions", p->nr_funcs);
+		return NULL;
+	}
+	for (i = 0; i < p->nr_funcs; i++)
+		order[i] = i;
+	qsort_r(order, p->nr_funcs, sizeof(*order), func_cmp,
+		&(struct func_order){ .funcs = p->funcs, .key = sort });
+	return order;
+}
+
+/**
  * report_write_top() - the functions with the most samples
  * @f: output
  * @p: the profile
@@ -738,17 +765,10 @@ int report_write_top(FILE *f, const struct profile *p, enum report_sort sort,
 		     uint64_t limit)
 {
 	char esc[REPORT_ESC_SIZE], esc_dso[REPORT_ESC_SIZE];
-	uint32_t *order, i;
+	uint32_t *order = profile_func_order(p, sort), i;
 
-	order = malloc((p->nr_funcs + 1) * sizeof(*order));
-	if (!order) {
-		p_err("out of memory sorting %u functions", p->nr_funcs);
+	if (!order)
 		return -1;
-	}
-	for (i = 0; i < p->nr_funcs; i++)
-		order[i] = i;
-	qsort_r(order, p->nr_funcs, sizeof(*order), func_cmp,
-		&(struct func_order){ .funcs = p->funcs, .key = sort });
 	fprintf(f, "#\n# top functions by %s samples%s\n#\n",
 		sort == REPORT_SORT_SELF ? "self" : "total",
 		limit && limit < p->nr_funcs ? "" : " (all)");
@@ -1031,9 +1051,14 @@ static int report_help(void)
 	       "  --kernel          only kernel frames (samples without any are left out)\n"
 	       "  --user            only user frames (samples without any are left out)\n"
 	       "  --limit N         functions listed, 0 for all (default %3$d)\n"
+	       "  -j, --json        the header and the function table as one JSON\n"
+	       "                    object on stdout (errors too; not with --callgraph\n"
+	       "                    or --folded); kvm-pvprof-report(8) lists its members\n"
 	       "\n"
 	       "Strings from the guest are escaped: bytes other than printable ASCII\n"
-	       "show as \\xHH, names longer than %4$d bytes are cut and end in '...'.\n",
+	       "show as \\xHH, names longer than %4$d bytes are cut and end in '...'.\n"
+	       "In JSON they are whole, valid UTF-8 kept and other bytes replaced\n"
+	       "by U+FFFD.\n",
 	       bin_name, REPORT_DEFAULT_INPUT, REPORT_DEFAULT_LIMIT, REPORT_NAME_MAX);
 	return EXIT_OK;
 }
@@ -1051,9 +1076,11 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
 		{ "user", no_argument, NULL, OPT_USER },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	static const char optstring[] = ":i:jh";
 	uint64_t v;
 	int opt, ret;
 
@@ -1062,9 +1089,10 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 	a->limit = REPORT_DEFAULT_LIMIT;
 	a->filter.vcpu = -1;
 	a->filter.pid = -1;
+	scan_json_option(argc, argv, optstring, opts);
 	opterr = 0;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		ret = EXIT_OK;
 		switch (opt) {
 		case 'i':
@@ -1108,6 +1136,9 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		case OPT_LIMIT:
 			ret = parse_u64("--limit", optarg, 0, UINT32_MAX, &a->limit);
 			break;
+		case 'j':
+			json_output = true;
+			break;
 		case 'h':
 			*helped = true;
 			return report_help();
@@ -1125,6 +1156,9 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		return usage_err("report: give --kernel or --user, not both");
 	if (a->callgraph && a->folded)
 		return usage_err("report: give --callgraph or --folded, not both");
+	if (json_output && (a->callgraph || a->folded))
+		return usage_err("report: -j gives the header and the function table; %s has no JSON form",
+				 a->callgraph ? "--callgraph" : "--folded");
 	return expect_operands(argc, argv, 0, "no operand");
 }
 
@@ -1191,7 +1225,15 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 		goto free_profile;
 	}
-	if (a.folded) {
+	if (json_output) {
+		struct report_json j = {
+			.path = a.input, .r = &r, .p = &p, .flt = &a.filter, .res = &res,
+			.sym = sym, .sort = a.sort, .limit = a.limit,
+		};
+
+		if (report_write_json(stdout, &j))
+			ret = EXIT_FAILED;
+	} else if (a.folded) {
 		if (report_write_header(stderr, a.input, &r, &p, &a.filter, &res) ||
 		    report_write_folded(stdout, &p))
 			ret = EXIT_FAILED;

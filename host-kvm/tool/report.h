@@ -265,6 +265,25 @@ void report_frame_resolve(const struct report_resolver *res,
 			  const struct report_frames *fr, uint32_t i, uint32_t pid,
 			  uint32_t exec_gen, struct report_sym *sym);
 
+/**
+ * struct report_host_counters - a STATUS section of the recording, summed
+ * @samples: samples the host took, all vCPUs
+ * @notices: notices it wrote
+ * @records: callchain records it accepted
+ * @nmis: pvprof NMIs it injected
+ * @lost: its losses, all reasons
+ * @sideband_bytes: sideband bytes it accepted
+ * @sideband_refused: sideband messages it refused
+ */
+struct report_host_counters {
+	uint64_t samples, notices, records, nmis, lost;
+	uint64_t sideband_bytes, sideband_refused;
+};
+
+void report_host_counters(const struct recording_status *st,
+			  struct report_host_counters *c);
+uint32_t *profile_func_order(const struct profile *p, enum report_sort sort);
+
 /* Writers; each returns 0, or -1 when the output could not be written. */
 int report_write_header(FILE *f, const char *path, const struct recording *r,
 			const struct profile *p, const struct report_filter *flt,

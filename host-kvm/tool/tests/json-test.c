@@ -277,6 +277,7 @@ static void print_hex(const char *s)
 /*
  * The manifest, one fact a line:
  *   vcpus N
+ *   ubase ADDR              where the mapping starts (ELF vaddr 0)
  *   comm PID HEX            the process's command name
  *   ksym ADDR HEX | msym ADDR HEX | usym ADDR HEX   symbols (user: ELF vaddr)
  *   module HEX | dso HEX    the module's name, the mapping's path
@@ -290,7 +291,7 @@ static void gen_manifest(void)
 	struct sample s;
 	uint32_t i, j;
 
-	printf("vcpus %d\n", NR_VCPUS);
+	printf("vcpus %d\nubase %#" PRIx64 "\n", NR_VCPUS, (uint64_t)U_BASE);
 	for (i = 0; i < NR_PROCS; i++) {
 		printf("comm %u ", 101 + i);
 		print_hex(comms[i]);
@@ -347,7 +348,7 @@ static int gen_recording(const char *path)
 		.event = PVPROF_EVENT_CPU_CLOCK,
 		.sample_freq = 1000, .sample_period = 1000000,
 		.comm = "qemu-system-x86",
-		.domain = "dom\"ain\\with;odd\x01bytes\xff",
+		.domain = "dom\"ain\\with;odd\x01" "bytes\xff",
 	};
 	struct pvprof_vcpu_status vcpus[NR_VCPUS];
 	struct pvprof_ctl_status ctl;

@@ -15,6 +15,13 @@
 #   - record's summary, by record's own counting and writing functions
 #     (json-test summary), as text and as JSON: the numbers the recording
 #     was built with;
+#   - report -j on the hostile recording, in both placements and with
+#     filters, --sort and --limit: json-check.py models the recording from
+#     the manifest and checks the JSON's totals and function table against
+#     the model and against the text report of the same options, and the
+#     guest strings against Python's decoding of their bytes;
+#   - -j usage and read errors of record and report as JSON objects, and
+#     script -j refused in both placements;
 #
 # usage: json-test.sh      writes "<passed> <failed>" to $O/results/tool-json
 set -u
@@ -131,6 +138,47 @@ if line != want:
     sys.exit("%r, expected %r" % (line, want))
 ' "$tmp/summary.txt" "$tmp/summary.json"
 fi
+
+echo "== report -j on the hostile recording"
+# json_report NAME OPTIONS...: 'report --json' and '-j report' give the same
+# bytes, and json-check.py accepts them with the text of the same options.
+json_report() {
+	local name=$1 why
+	shift
+	if ! "$bin" report -i "$data" --json "$@" >"$tmp/after.json" 2>"$tmp/after.err" ||
+	   ! "$bin" -j report -i "$data" "$@" >"$tmp/before.json" 2>"$tmp/before.err" ||
+	   ! "$bin" report -i "$data" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"; then
+		fail "$name" "exit status $?: $(head -c 300 "$tmp/after.err" "$tmp/before.err" "$tmp/report.err")"
+	elif ! cmp -s "$tmp/after.json" "$tmp/before.json"; then
+		fail "$name" "'report -j' and '-j report' differ"
+	elif [ -s "$tmp/after.err" ] || [ -s "$tmp/before.err" ]; then
+		fail "$name" "stderr: $(head -c 300 "$tmp/after.err")"
+	elif why=$("$python" "$here/json-check.py" "$manifest" "$tmp/after.json" "$tmp/report.txt" "$@" 2>&1); then
+		pass "$name ($why)"
+	else
+		fail "$name" "${why:0:600}"
+	fi
+}
+json_report "report -j: default, both placements, against the model and the text"
+json_report "report -j --limit 0: every function" --limit 0
+json_report "report -j --sort total --limit 5 --vcpu 1 --user" --sort total --limit 5 --vcpu 1 --user
+json_report "report -j --pid 105 --kernel" --pid 105 --kernel
+json_report "report -j --comm with a quote and a backslash" --comm 'quo"te\back' --limit 0
+json_report "report -j --comm with bytes that are not UTF-8" --comm $'bad\xff\xfeutf8' --limit 0
+json_report "report -j --sort total" --sort total
+"$bin" report -i "$data" --json --flamegraph "$tmp/fg.svg" >"$tmp/fg.json" 2>"$tmp/fg.err"
+if [ $? = 0 ] && [ -s "$tmp/fg.svg" ] && "$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/fg.json"; then
+	pass "report -j --flamegraph: the SVG in its file, the JSON on stdout"
+else
+	fail "report -j --flamegraph" "$(head -c 300 "$tmp/fg.err")"
+fi
+expect_json_err "report -j --folded: no JSON form" 2 "--folded has no JSON form" report -i "$data" -j --folded
+expect_json_err "-j report --callgraph: no JSON form" 2 "--callgraph has no JSON form" -j report -i "$data" --callgraph
+expect_json_err "report -j: a usage error before -j" 2 "--sort: expected 'self' or 'total', got: 'x'" report --sort x -j
+expect_json_err "report -j: a missing recording" 1 "nonexistent.data: cannot open" report -i "$tmp/nonexistent.data" -j
+expect_json_err "-j report: a missing recording" 1 "nonexistent.data: cannot open" -j report -i "$tmp/nonexistent.data"
+head -c 1000 "$data" >"$tmp/cut.data"
+expect_json_err "report -j: a damaged recording" 1 "cut.data: offset " report -i "$tmp/cut.data" -j
 
 echo "== record -j without a VM: errors as JSON in both placements"
 expect_json_err "record -j: a usage error after -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -j -d 0 1
@@ -303,6 +351,47 @@ if line != want:
     sys.exit("%r, expected %r" % (line, want))
 ' "$tmp/summary.txt" "$tmp/summary.json"
 fi
+
+echo "== report -j on the hostile recording"
+# json_report NAME OPTIONS...: 'report --json' and '-j report' give the same
+# bytes, and json-check.py accepts them with the text of the same options.
+json_report() {
+	local name=$1 why
+	shift
+	if ! "$bin" report -i "$data" --json "$@" >"$tmp/after.json" 2>"$tmp/after.err" ||
+	   ! "$bin" -j report -i "$data" "$@" >"$tmp/before.json" 2>"$tmp/before.err" ||
+	   ! "$bin" report -i "$data" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"; then
+		fail "$name" "exit status $?: $(head -c 300 "$tmp/after.err" "$tmp/before.err" "$tmp/report.err")"
+	elif ! cmp -s "$tmp/after.json" "$tmp/before.json"; then
+		fail "$name" "'report -j' and '-j report' differ"
+	elif [ -s "$tmp/after.err" ] || [ -s "$tmp/before.err" ]; then
+		fail "$name" "stderr: $(head -c 300 "$tmp/after.err")"
+	elif why=$("$python" "$here/json-check.py" "$manifest" "$tmp/after.json" "$tmp/report.txt" "$@" 2>&1); then
+		pass "$name ($why)"
+	else
+		fail "$name" "${why:0:600}"
+	fi
+}
+json_report "report -j: default, both placements, against the model and the text"
+json_report "report -j --limit 0: every function" --limit 0
+json_report "report -j --sort total --limit 5 --vcpu 1 --user" --sort total --limit 5 --vcpu 1 --user
+json_report "report -j --pid 105 --kernel" --pid 105 --kernel
+json_report "report -j --comm with a quote and a backslash" --comm 'quo"te\back' --limit 0
+json_report "report -j --comm with bytes that are not UTF-8" --comm $'bad\xff\xfeutf8' --limit 0
+json_report "report -j --sort total" --sort total
+"$bin" report -i "$data" --json --flamegraph "$tmp/fg.svg" >"$tmp/fg.json" 2>"$tmp/fg.err"
+if [ $? = 0 ] && [ -s "$tmp/fg.svg" ] && "$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/fg.json"; then
+	pass "report -j --flamegraph: the SVG in its file, the JSON on stdout"
+else
+	fail "report -j --flamegraph" "$(head -c 300 "$tmp/fg.err")"
+fi
+expect_json_err "report -j --folded: no JSON form" 2 "--folded has no JSON form" report -i "$data" -j --folded
+expect_json_err "-j report --callgraph: no JSON form" 2 "--callgraph has no JSON form" -j report -i "$data" --callgraph
+expect_json_err "report -j: a usage error before -j" 2 "--sort: expected 'self' or 'total', got: 'x'" report --sort x -j
+expect_json_err "report -j: a missing recording" 1 "nonexistent.data: cannot open" report -i "$tmp/nonexistent.data" -j
+expect_json_err "-j report: a missing recording" 1 "nonexistent.data: cannot open" -j report -i "$tmp/nonexistent.data"
+head -c 1000 "$data" >"$tmp/cut.data"
+expect_json_err "report -j: a damaged recording" 1 "cut.data: offset " report -i "$tmp/cut.data" -j
 
 echo "== record -j without a VM: errors as JSON in both placements"
 expect_json_err "record -j: a usage error after -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -j -d 0 1
