@@ -143,12 +143,16 @@ echo "== report -j on the hostile recording"
 # json_report NAME OPTIONS...: 'report --json' and '-j report' give the same
 # bytes, and json-check.py accepts them with the text of the same options.
 json_report() {
-	local name=$1 why
+	local name=$1 why rc1 rc2 rc3
 	shift
-	if ! "$bin" report -i "$data" --json "$@" >"$tmp/after.json" 2>"$tmp/after.err" ||
-	   ! "$bin" -j report -i "$data" "$@" >"$tmp/before.json" 2>"$tmp/before.err" ||
-	   ! "$bin" report -i "$data" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"; then
-		fail "$name" "exit status $?: $(head -c 300 "$tmp/after.err" "$tmp/before.err" "$tmp/report.err")"
+	"$bin" report -i "$data" --json "$@" >"$tmp/after.json" 2>"$tmp/after.err"
+	rc1=$?
+	"$bin" -j report -i "$data" "$@" >"$tmp/before.json" 2>"$tmp/before.err"
+	rc2=$?
+	"$bin" report -i "$data" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"
+	rc3=$?
+	if [ "$rc1$rc2$rc3" != 000 ]; then
+		fail "$name" "exit status $rc1 (report --json), $rc2 (-j report), $rc3 (text): $(cat "$tmp/after.err" "$tmp/before.err" "$tmp/report.err" | head -c 300)"
 	elif ! cmp -s "$tmp/after.json" "$tmp/before.json"; then
 		fail "$name" "'report -j' and '-j report' differ"
 	elif [ -s "$tmp/after.err" ] || [ -s "$tmp/before.err" ]; then
@@ -356,12 +360,16 @@ echo "== report -j on the hostile recording"
 # json_report NAME OPTIONS...: 'report --json' and '-j report' give the same
 # bytes, and json-check.py accepts them with the text of the same options.
 json_report() {
-	local name=$1 why
+	local name=$1 why rc1 rc2 rc3
 	shift
-	if ! "$bin" report -i "$data" --json "$@" >"$tmp/after.json" 2>"$tmp/after.err" ||
-	   ! "$bin" -j report -i "$data" "$@" >"$tmp/before.json" 2>"$tmp/before.err" ||
-	   ! "$bin" report -i "$data" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"; then
-		fail "$name" "exit status $?: $(head -c 300 "$tmp/after.err" "$tmp/before.err" "$tmp/report.err")"
+	"$bin" report -i "$data" --json "$@" >"$tmp/after.json" 2>"$tmp/after.err"
+	rc1=$?
+	"$bin" -j report -i "$data" "$@" >"$tmp/before.json" 2>"$tmp/before.err"
+	rc2=$?
+	"$bin" report -i "$data" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"
+	rc3=$?
+	if [ "$rc1$rc2$rc3" != 000 ]; then
+		fail "$name" "exit status $rc1 (report --json), $rc2 (-j report), $rc3 (text): $(cat "$tmp/after.err" "$tmp/before.err" "$tmp/report.err" | head -c 300)"
 	elif ! cmp -s "$tmp/after.json" "$tmp/before.json"; then
 		fail "$name" "'report -j' and '-j report' differ"
 	elif [ -s "$tmp/after.err" ] || [ -s "$tmp/before.err" ]; then
