@@ -23,6 +23,7 @@
 #include "main.h"
 #include "recording.h"
 #include "report.h"
+#include "report_filter.h"
 #include "report_json.h"
 #include "symbolize.h"
 
@@ -1050,6 +1051,8 @@ static int report_help(void)
 	       "  --comm NAME       only samples of processes named NAME\n"
 	       "  --kernel          only kernel frames (samples without any are left out)\n"
 	       "  --user            only user frames (samples without any are left out)\n"
+	       "                    When the filters leave no sample, a warning on stderr\n"
+	       "                    names the filter and what the recording has (exit 0)\n"
 	       "  --limit N         functions listed, 0 for all (default %3$d)\n"
 	       "  -j, --json        the header and the function table as one JSON\n"
 	       "                    object on stdout (errors too; not with --callgraph\n"
@@ -1187,9 +1190,11 @@ int do_report(int argc, char **argv)
 	struct report_args a = { 0 };
 	struct pvprof_symbolizer *sym;
 	struct report_resolver res;
+	char **warnings = NULL;
 	FILE *svg = NULL;
 	struct recording r;
 	struct profile p;
+	int nr_warnings = 0, i;
 	bool helped;
 	int ret;
 
@@ -1225,10 +1230,17 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 		goto free_profile;
 	}
+	nr_warnings = report_filter_warnings(&r, &p, &a.filter, &res, &warnings);
+	if (nr_warnings < 0) {
+		nr_warnings = 0;
+		ret = EXIT_FAILED;
+		goto free_profile;
+	}
 	if (json_output) {
 		struct report_json j = {
 			.path = a.input, .r = &r, .p = &p, .flt = &a.filter, .res = &res,
 			.sym = sym, .sort = a.sort, .limit = a.limit,
+			.warnings = warnings, .nr_warnings = (size_t)nr_warnings,
 		};
 
 		if (report_write_json(stdout, &j))
@@ -1246,7 +1258,11 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 	if (ret)
 		p_err("write the report: %s", strerror(errno));
+	/* Last, where a reader of the terminal sees them; -j has them inside. */
+	for (i = 0; i < nr_warnings && !json_output; i++)
+		fprintf(stderr, "Warning: %s\n", warnings[i]);
 free_profile:
+	report_filter_warnings_free(warnings, nr_warnings);
 	profile_free(&p);
 	report_unwind_free(res.unwind);
 free_sym:

@@ -20,6 +20,8 @@
 #     the manifest and checks the JSON's totals and function table against
 #     the model and against the text report of the same options, and the
 #     guest strings against Python's decoding of their bytes;
+#   - report's warnings for filters that match nothing, worded by the model
+#     with what the recording has instead, on stderr or in the JSON, exit 0;
 #   - -j usage and read errors of record and report as JSON objects, and
 #     script -j refused in both placements;
 #
@@ -298,6 +300,39 @@ expect_json_err "report -j: a missing recording" 1 "nonexistent.data: cannot ope
 expect_json_err "-j report: a missing recording" 1 "nonexistent.data: cannot open" -j report -i "$tmp/nonexistent.data"
 head -c 1000 "$data" >"$tmp/cut.data"
 expect_json_err "report -j: a damaged recording" 1 "cut.data: offset " report -i "$tmp/cut.data" -j
+
+echo "== filters that match nothing: a warning, exit status 0"
+# warn_case NAME OPTIONS...: report exits 0 with its (empty) report, and
+# stderr holds exactly the warnings json-check.py models; with -j they are
+# the document's "warnings" and stderr stays empty.
+warn_case() {
+	local name=$1 why rc1 rc2
+	shift
+	"$bin" report -i "$data" "$@" >"$tmp/w.txt" 2>"$tmp/w.err"
+	rc1=$?
+	"$bin" report -i "$data" -j "$@" >"$tmp/w.json" 2>"$tmp/w.jerr"
+	rc2=$?
+	if [ "$rc1$rc2" != 00 ] || [ -s "$tmp/w.jerr" ] || ! grep -q '^# samples shown: 0,' "$tmp/w.txt"; then
+		fail "$name" "exit status $rc1 (text), $rc2 (-j); -j stderr: $(head -c 200 "$tmp/w.jerr")"
+	elif why=$("$python" "$here/json-check.py" --warnings "$manifest" "$tmp/w.err" "$tmp/w.json" "$@" 2>&1); then
+		pass "$name: $why"
+	else
+		fail "$name" "${why:0:600}"
+	fi
+}
+warn_case "--vcpu 5 on a 2-vCPU recording" --vcpu 5
+warn_case "--pid without samples" --pid 7
+warn_case "--comm without samples" --comm nosuch
+warn_case "--vcpu, --pid and --comm each without samples" --vcpu 2 --pid 1 --comm 'quo"te'
+warn_case "--vcpu and --pid that match apart, not together" --vcpu 0 --pid 102
+warn_case "--kernel on a process in user mode only" --pid 102 --kernel
+warn_case "a hostile --comm and --vcpu that match apart" --comm $'ctl\x01\x1b[\x7f' --vcpu 0
+"$bin" report -i "$data" --vcpu 1 --folded >"$tmp/w.folded" 2>"$tmp/w.err"
+if [ $? = 0 ] && [ -s "$tmp/w.folded" ] && ! grep -q '^Warning' "$tmp/w.err"; then
+	pass "a filter that matches: no warning"
+else
+	fail "a filter that matches: no warning" "$(grep '^Warning' "$tmp/w.err" | head -c 300)"
+fi
 
 echo "== record -j without a VM: errors as JSON in both placements"
 expect_json_err "record -j: a usage error after -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -j -d 0 1
