@@ -1293,7 +1293,10 @@ static int script_help(void)
 	       "characters these tools split on: spaces, parentheses, ';' and the '>'\n"
 	       "of \"->\".\n"
 	       "\n"
-	       "  -i FILE     the recording (default %2$s)\n",
+	       "  -i FILE     the recording (default %2$s)\n"
+	       "\n"
+	       "-j is refused, before the command as after it: this output is text\n"
+	       "for the tools above; 'report -j' gives the profile as JSON.\n",
 	       bin_name, REPORT_DEFAULT_INPUT);
 	return EXIT_OK;
 }
@@ -1301,9 +1304,11 @@ static int script_help(void)
 int do_script(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	static const char optstring[] = ":i:jh";
 	struct report_filter flt = { .vcpu = -1, .pid = -1 };
 	const char *input = REPORT_DEFAULT_INPUT;
 	struct pvprof_symbolizer *sym;
@@ -1311,12 +1316,15 @@ int do_script(int argc, char **argv)
 	struct recording r;
 	int opt, ret;
 
+	scan_json_option(argc, argv, optstring, opts);
 	opterr = 0;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			input = optarg;
+			break;
+		case 'j':
 			break;
 		case 'h':
 			return script_help();
@@ -1329,6 +1337,15 @@ int do_script(int argc, char **argv)
 	ret = expect_operands(argc, argv, 0, "no operand");
 	if (ret)
 		return ret;
+	/*
+	 * Its output is perf script's text, for the tools that read that; a
+	 * JSON form of every sample would be another format to maintain, and
+	 * report -j has the profile.
+	 */
+	if (json_output)
+		return usage_err("script: -j is not supported: script prints perf script's text "
+				 "(for stackcollapse-perf.pl, speedscope); 'report -j' gives the "
+				 "profile as JSON");
 	ret = report_open(input, &r);
 	if (ret)
 		return ret;

@@ -334,6 +334,11 @@ else
 	fail "a filter that matches: no warning" "$(grep '^Warning' "$tmp/w.err" | head -c 300)"
 fi
 
+echo "== script -j: refused in both placements"
+expect_json_err "script -j: refused, as JSON" 2 "script: -j is not supported" script -i "$data" -j
+expect_json_err "-j script: refused, as JSON" 2 "'report -j' gives the profile as JSON" -j script -i "$data"
+expect_json_err "script --json before a usage error" 2 "script: unknown option '--frob'" script --json --frob
+
 echo "== record -j without a VM: errors as JSON in both placements"
 expect_json_err "record -j: a usage error after -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -j -d 0 1
 expect_json_err "record -j: a usage error before -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -d 0 --json 1
