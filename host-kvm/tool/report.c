@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,19 +532,23 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void write_config(FILE *f, const struct pvprof_data_vm *vm)
+/* "cpu-clock at 1000 Hz", "cycles every 100000 events". */
+static void write_config(char *buf, size_t size, const struct pvprof_data_vm *vm)
 {
 	const char *ev = event_name(vm->event);
+	int n;
 
 	if (ev)
-		fprintf(f, "%s", ev);
+		n = snprintf(buf, size, "%s", ev);
 	else
-		fprintf(f, "event %u", vm->event);
+		n = snprintf(buf, size, "event %u", vm->event);
+	if (n < 0 || (size_t)n >= size)
+		return;
 	if (vm->sample_freq)
-		fprintf(f, " at %" PRIu64 " Hz", vm->sample_freq);
+		snprintf(buf + n, size - n, " at %" PRIu64 " Hz", vm->sample_freq);
 	else
-		fprintf(f, " every %" PRIu64 " %s", vm->sample_period,
-			vm->event == PVPROF_EVENT_CPU_CLOCK ? "ns" : "events");
+		snprintf(buf + n, size - n, " every %" PRIu64 " %s", vm->sample_period,
+			 vm->event == PVPROF_EVENT_CPU_CLOCK ? "ns" : "events");
 }
 
 /**
@@ -571,15 +576,79 @@ void report_host_counters(const struct recording_status *st,
 	c->sideband_refused = st->hdr.ctl.sideband_refused;
 }
 
-static void write_host_counters(FILE *f, const struct recording_status *st)
+/**
+ * report_hdr_begin() - start a header line: "# " and its lead
+ * @h: the line
+ * @f: output
+ * @fmt: the lead, printf-style
+ *
+ * Items follow with report_hdr_item(), wrapped so that no line passes
+ * REPORT_HEADER_WIDTH columns (unless an item alone does: a long name).
+ */
+void report_hdr_begin(struct report_hdr *h, FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	h->f = f;
+	h->sep = " ";
+	fputs("# ", f);
+	va_start(ap, fmt);
+	n = vfprintf(f, fmt, ap);
+	va_end(ap);
+	h->col = 2 + (n > 0 ? (size_t)n : 0);
+}
+
+/* The next item, after the separator (" " after the lead, then ", "). */
+void report_hdr_item(struct report_hdr *h, const char *fmt, ...)
+{
+	char item[2 * REPORT_ESC_SIZE];
+	size_t sep = strlen(h->sep), len;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(item, sizeof(item), fmt, ap);
+	va_end(ap);
+	len = strlen(item);
+	if (h->col + sep + len > REPORT_HEADER_WIDTH && h->col > 4) {
+		while (sep && h->sep[sep - 1] == ' ')
+			sep--;
+		fprintf(h->f, "%.*s\n#  ", (int)sep, h->sep);
+		h->col = 3;
+		sep = 1;
+		h->sep = " ";
+	}
+	fprintf(h->f, "%s%s", h->sep, item);
+	h->col += sep + len;
+	h->sep = ", ";
+}
+
+/* The separator before the next item, when it is not ", ". */
+void report_hdr_sep(struct report_hdr *h, const char *sep)
+{
+	h->sep = sep;
+}
+
+void report_hdr_end(struct report_hdr *h)
+{
+	fputc('\n', h->f);
+}
+
+static void write_host_counters(FILE *f, const char *when, const struct recording_status *st)
 {
 	struct report_host_counters c;
+	struct report_hdr h;
 
 	report_host_counters(st, &c);
-	fprintf(f, "samples %" PRIu64 ", notices %" PRIu64 ", records %" PRIu64
-		", NMIs %" PRIu64 ", losses %" PRIu64 ", sideband bytes %" PRIu64
-		", refused %" PRIu64 "\n", c.samples, c.notices, c.records, c.nmis, c.lost,
-		c.sideband_bytes, c.sideband_refused);
+	report_hdr_begin(&h, f, "host counters at %s:", when);
+	report_hdr_item(&h, "samples %" PRIu64, c.samples);
+	report_hdr_item(&h, "notices %" PRIu64, c.notices);
+	report_hdr_item(&h, "records %" PRIu64, c.records);
+	report_hdr_item(&h, "NMIs %" PRIu64, c.nmis);
+	report_hdr_item(&h, "losses %" PRIu64, c.lost);
+	report_hdr_item(&h, "sideband bytes %" PRIu64, c.sideband_bytes);
+	report_hdr_item(&h, "refused %" PRIu64, c.sideband_refused);
+	report_hdr_end(&h);
 }
 
 /**
@@ -599,6 +668,7 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 {
 	const struct report_stats *s = &p->stats;
 	char buf[320], esc[REPORT_ESC_SIZE];
+	struct report_hdr h;
 	uint64_t lost = 0;
 	time_t t;
 	struct tm tm;
@@ -613,15 +683,19 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 					      sizeof(r->host.machine), buf), esc));
 	fprintf(f, ", kvm-pvprof %s\n", esc_text(field_str(r->host.tool_version,
 						     sizeof(r->host.tool_version), buf), esc));
-	fprintf(f, "# VM: pid %u fd %d (%s)", r->vm.vmm_pid, r->vm.vmm_fd,
-		esc_text(field_str(r->vm.comm, sizeof(r->vm.comm), buf), esc));
+	report_hdr_begin(&h, f, "VM: pid %u fd %d (%s)", r->vm.vmm_pid, r->vm.vmm_fd,
+			 esc_text(field_str(r->vm.comm, sizeof(r->vm.comm), buf), esc));
 	if (r->vm.domain[0])
-		fprintf(f, " domain %s", esc_text(field_str(r->vm.domain,
-						  sizeof(r->vm.domain), buf), esc));
-	fprintf(f, ", %u vCPUs, ", s->nr_vcpus);
-	write_config(f, &r->vm);
-	fprintf(f, "%s\n", r->vm.flags & PVPROF_DATA_VM_F_ENABLED_BY_US ?
-		", enabled by record" : ", enabled before record");
+		report_hdr_item(&h, "domain %s", esc_text(field_str(r->vm.domain,
+							sizeof(r->vm.domain), buf), esc));
+	else
+		report_hdr_sep(&h, ", ");
+	report_hdr_item(&h, "%u vCPU%s", s->nr_vcpus, s->nr_vcpus == 1 ? "" : "s");
+	write_config(buf, sizeof(buf), &r->vm);
+	report_hdr_item(&h, "%s", buf);
+	report_hdr_item(&h, "%s", r->vm.flags & PVPROF_DATA_VM_F_ENABLED_BY_US ?
+			"enabled by record" : "enabled before record");
+	report_hdr_end(&h);
 	t = (time_t)(r->host.start_realtime_ns / 1000000000ULL);
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
@@ -632,32 +706,49 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 			recording_stop_name(r->end.stop_reason));
 	else
 		fprintf(f, "; WARNING: the recording was not closed cleanly (no END section)\n");
-	fprintf(f, "# records: %" PRIu64 " (%" PRIu64 " bytes of stream), callchains: %"
-		PRIu64 " (%" PRIu64 " in user mode, %" PRIu64 " without frames)\n",
-		s->records, r->stream_bytes, s->callchains, s->user_mode, s->empty);
-	fprintf(f, "# stale: %" PRIu64 ", skewed: %" PRIu64 ", truncated: %" PRIu64
-		" (depth limit %" PRIu64 ", frame-pointer walk ended %" PRIu64 ")\n",
-		s->stale, s->skewed, s->truncated, s->trunc_depth,
-		s->truncated - s->trunc_depth);
+	report_hdr_begin(&h, f, "records: %" PRIu64 " (%" PRIu64 " bytes of stream),",
+			 s->records, r->stream_bytes);
+	report_hdr_item(&h, "callchains: %" PRIu64 " (%" PRIu64 " in user mode, %" PRIu64
+			" without frames)", s->callchains, s->user_mode, s->empty);
+	report_hdr_end(&h);
+	/* What each flag of the guest's says, in its own words (spec 9.1). */
+	fprintf(f, "# stale: %" PRIu64 " (samples the guest answered without a stack)\n",
+		s->stale);
+	fprintf(f, "# skewed: %" PRIu64 " (stacks taken after the sampled instruction"
+		" had moved on)\n", s->skewed);
+	report_hdr_begin(&h, f, "truncated: %" PRIu64 " (stacks that end before their"
+			 " outermost caller):", s->truncated);
+	report_hdr_item(&h, "at the depth limit %" PRIu64, s->trunc_depth);
+	report_hdr_item(&h, "where the frame-pointer walk ended %" PRIu64,
+			s->truncated - s->trunc_depth);
+	report_hdr_end(&h);
 	if (s->trunc_snapshot)
 		fprintf(f, "#   of them with a user stack snapshot, unwound below: %" PRIu64 "\n",
 			s->trunc_snapshot);
-	if (res && res->user_code)
-		fprintf(f, "# frame-pointer chains cut at a return address outside the image's"
-			" code: %" PRIu64 " (%" PRIu64 " frames)\n", s->cut_samples,
-			s->cut_frames);
+	if (res && res->user_code) {
+		report_hdr_begin(&h, f, "frame-pointer chains cut at a return address outside"
+				 " the image's code:");
+		report_hdr_item(&h, "%" PRIu64 " (%" PRIu64 " frames)", s->cut_samples,
+				s->cut_frames);
+		report_hdr_end(&h);
+	}
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
 		lost += s->losses[i];
-	fprintf(f, "# losses: %" PRIu64, lost);
+	report_hdr_begin(&h, f, "losses: %" PRIu64 " (samples that left no callchain),"
+			 " by reason:", lost);
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
-		fprintf(f, "%s%s %" PRIu64, i ? ", " : " (", pvprof_loss_name(i), s->losses[i]);
-	fprintf(f, ")\n");
-	fprintf(f, "# vCPU events: registered %" PRIu64 ", unregistered %" PRIu64
-		", dropped %" PRIu64 "; unknown records skipped: %" PRIu64 "\n",
-		s->vcpu_events[PVPROF_VCPU_REGISTERED], s->vcpu_events[PVPROF_VCPU_UNREGISTERED],
-		s->vcpu_events[PVPROF_VCPU_DROPPED], s->unknown);
+		report_hdr_item(&h, "%s %" PRIu64, pvprof_loss_name(i), s->losses[i]);
+	report_hdr_end(&h);
+	report_hdr_begin(&h, f, "vCPU events:");
+	report_hdr_item(&h, "registered %" PRIu64, s->vcpu_events[PVPROF_VCPU_REGISTERED]);
+	report_hdr_item(&h, "unregistered %" PRIu64, s->vcpu_events[PVPROF_VCPU_UNREGISTERED]);
+	report_hdr_item(&h, "dropped %" PRIu64, s->vcpu_events[PVPROF_VCPU_DROPPED]);
+	report_hdr_sep(&h, "; ");
+	report_hdr_item(&h, "unknown records skipped: %" PRIu64, s->unknown);
+	report_hdr_end(&h);
 	fprintf(f, "# sideband: %" PRIu64 " messages (%" PRIu64 " bytes), %" PRIu64
-		" rejected\n", s->sideband, s->sideband_bytes, s->sideband_rejected);
+		" rejected as malformed\n", s->sideband, s->sideband_bytes,
+		s->sideband_rejected);
 	if (res && res->describe)
 		res->describe(res->ctx, f);
 	if (res && res->unwind)
@@ -666,39 +757,40 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 		", unsymbolized frames: %" PRIu64 "\n", s->samples, s->frames,
 		s->unsymbolized);
 	if (flt->vcpu >= 0 || flt->pid >= 0 || flt->comm || flt->flags) {
-		fprintf(f, "# filters:");
+		report_hdr_begin(&h, f, "filters:");
 		if (flt->vcpu >= 0)
-			fprintf(f, " vcpu %" PRId64, flt->vcpu);
+			report_hdr_item(&h, "vcpu %" PRId64, flt->vcpu);
+		report_hdr_sep(&h, " ");
 		if (flt->pid >= 0)
-			fprintf(f, " pid %" PRId64, flt->pid);
+			report_hdr_item(&h, "pid %" PRId64, flt->pid);
+		report_hdr_sep(&h, " ");
 		if (flt->comm)
-			fprintf(f, " comm %s", esc_text(flt->comm, esc));
+			report_hdr_item(&h, "comm %s", esc_text(flt->comm, esc));
+		report_hdr_sep(&h, " ");
 		if (flt->flags & REPORT_F_KERNEL_ONLY)
-			fprintf(f, " kernel frames only");
+			report_hdr_item(&h, "kernel frames only");
+		report_hdr_sep(&h, " ");
 		if (flt->flags & REPORT_F_USER_ONLY)
-			fprintf(f, " user frames only");
-		fprintf(f, "\n");
+			report_hdr_item(&h, "user frames only");
+		report_hdr_end(&h);
 	}
-	if (r->start.present) {
-		fprintf(f, "# host counters at start: ");
-		write_host_counters(f, &r->start);
-	}
-	if (r->end_status.present) {
-		fprintf(f, "# host counters at end:   ");
-		write_host_counters(f, &r->end_status);
-	}
+	if (r->start.present)
+		write_host_counters(f, "start", &r->start);
+	if (r->end_status.present)
+		write_host_counters(f, "end", &r->end_status);
 	if (r->start.present && r->end_status.present) {
 		struct report_host_counters start, end;
-		uint64_t acc, host_lost;
 
 		report_host_counters(&r->start, &start);
 		report_host_counters(&r->end_status, &end);
-		acc = end.records - start.records;
-		host_lost = end.lost - start.lost;
-		fprintf(f, "# while recording the host accepted %" PRIu64 " records and counted %"
-			PRIu64 " losses; the stream carried %" PRIu64 " callchains, %" PRIu64
-			" stream overflows and %" PRIu64 " losses\n", acc, host_lost,
-			s->callchains, s->losses[PVPROF_LOSS_STREAM_OVERFLOW], lost);
+		report_hdr_begin(&h, f, "while recording, the host accepted %" PRIu64
+				 " records and counted %" PRIu64 " losses;",
+				 end.records - start.records, end.lost - start.lost);
+		report_hdr_item(&h, "the stream carried %" PRIu64 " callchains and %" PRIu64
+				" losses", s->callchains, lost);
+		report_hdr_item(&h, "%" PRIu64 " of them stream overflows",
+				s->losses[PVPROF_LOSS_STREAM_OVERFLOW]);
+		report_hdr_end(&h);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -939,16 +1031,41 @@ static const char *sym_comm(void *ctx, uint32_t pid, uint32_t exec_gen)
 	return pvprof_symbolizer_comm(ctx, pid, exec_gen);
 }
 
+/*
+ * The KERNEL message announces the kernel image's symbols, not the
+ * modules'; an entry counts each time it arrives, and the agent sends its
+ * tables again whenever sampling starts again.
+ */
 static void sym_describe(void *ctx, FILE *f)
 {
 	struct pvprof_symbolizer_stats st;
+	uint64_t image;
+	struct report_hdr h;
 
 	pvprof_symbolizer_stats(ctx, &st);
-	fprintf(f, "# symbols from the guest agent: kernel %" PRIu64 " (of %" PRIu64
-		" announced), ELF %" PRIu64 ", processes %" PRIu64 ", mappings %" PRIu64
-		"; agent could not send %" PRIu64 " messages (%" PRIu64 " bytes)\n",
-		st.kernel_syms, st.kernel_syms_expected, st.elf_syms, st.processes,
-		st.mappings, st.agent_lost_messages, st.agent_lost_bytes);
+	image = st.kernel_syms - st.module_syms;
+	report_hdr_begin(&h, f, "symbols from the guest agent:");
+	if (!st.kernel_syms_expected)
+		report_hdr_item(&h, "%" PRIu64 " of the kernel image (none announced)", image);
+	else if (image == st.kernel_syms_expected)
+		report_hdr_item(&h, "%" PRIu64 " of the kernel image (as announced)", image);
+	else if (image < st.kernel_syms_expected)
+		report_hdr_item(&h, "%" PRIu64 " of the kernel image (%" PRIu64 " announced: %"
+				PRIu64 " never arrived)", image, st.kernel_syms_expected,
+				st.kernel_syms_expected - image);
+	else
+		report_hdr_item(&h, "%" PRIu64 " of the kernel image (%" PRIu64 " announced;"
+				" tables sent again count again)", image,
+				st.kernel_syms_expected);
+	report_hdr_item(&h, "%" PRIu64 " of modules", st.module_syms);
+	report_hdr_item(&h, "%" PRIu64 " of ELF files", st.elf_syms);
+	report_hdr_sep(&h, "; ");
+	report_hdr_item(&h, "processes %" PRIu64, st.processes);
+	report_hdr_item(&h, "mappings %" PRIu64, st.mappings);
+	report_hdr_sep(&h, "; ");
+	report_hdr_item(&h, "messages the agent could not send %" PRIu64 " (%" PRIu64
+			" bytes)", st.agent_lost_messages, st.agent_lost_bytes);
+	report_hdr_end(&h);
 }
 
 static int feed_sideband(void *ctx, const struct pvprof_st_view *v, uint64_t off)
@@ -1036,8 +1153,9 @@ static int report_help(void)
 	       "the recording's totals: records, callchains, stale, skewed and truncated\n"
 	       "ones (at the depth limit, or where the frame-pointer walk ended), chains\n"
 	       "cut at a return address outside the image's code, losses by reason,\n"
-	       "sideband messages and rejected ones, and frames left unsymbolized.\n"
-	       "Then the top functions, or the chosen view.\n"
+	       "sideband messages and rejected ones, and frames left unsymbolized;\n"
+	       "kvm-pvprof-report(8), HEADER, explains each line. Lines wrap before 100\n"
+	       "columns. Then the top functions, or the chosen view.\n"
 	       "\n"
 	       "  -i FILE           the recording (default %2$s)\n"
 	       "  --sort self|total order functions by their own samples (default) or\n"

@@ -86,7 +86,10 @@ for link in $links; do
 	cb=$(share "$folded" by_key "${start}main;sort_phase;([^;]*;)+by_key\$")
 	check "$link: callback-caller-kept" "${cb% *} of ${cb#* } samples in by_key read ${start}main;sort_phase;<glibc's qsort frames>;by_key" \
 		at_least_99 "$cb"
-	grep -m1 '^# user stacks' "$out/report.txt" > "$out/user-stacks.txt" 2>/dev/null
+	# The header line, with the "#   " lines it wraps onto joined.
+	awk '/^# user stacks/ { line = $0; while ((getline next_line) > 0 && next_line ~ /^#   /)
+		line = line " " substr(next_line, 5); print line; exit }' \
+		"$out/report.txt" > "$out/user-stacks.txt" 2>/dev/null
 	echo "  measured: $link: chain_leaf ${leaf% *}/${leaf#* }, by_key ${cb% *}/${cb#* }; $(cat "$out/user-stacks.txt" 2>/dev/null)"
 done
 

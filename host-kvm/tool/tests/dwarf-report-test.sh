@@ -49,11 +49,14 @@ expect_folded() {
 		"$bin" report -i "$2" --folded >/dev/null 2>&1; echo $?))"
 }
 
-# expect_header NAME FIXED: report's header (of the last report_of) holds FIXED.
+# expect_header NAME FIXED: report's header (of the last report_of), its
+# wrapped lines joined, holds FIXED.
 expect_header() {
-	local ok=1
-	grep -qF -- "$2" "$tmp/hdr" && ok=0
-	check "$1" $ok "header: $(grep 'user stacks' "$tmp/hdr" || echo 'no user stacks line')"
+	local ok=1 unwrapped
+	# Long header lines wrap before 100 columns onto "#   " lines.
+	unwrapped=$(sed -e ':a' -e 'N' -e '$!ba' -e 's/\n#   / /g' "$tmp/hdr")
+	grep -qF -- "$2" <<<"$unwrapped" && ok=0
+	check "$1" $ok "header: $(grep 'user stacks' <<<"$unwrapped" || echo 'no user stacks line')"
 }
 
 echo "== fixtures"

@@ -130,6 +130,8 @@ def model(m, o):
 
 def text_header(text):
     """The text header's counts, under the JSON's names."""
+    text = text.replace("\n#   ", " ")     # lines wrapped before 100 columns
+
     def num(pattern, n=1):
         mm = re.search(pattern, text, re.M)
         if not mm:
@@ -138,17 +140,44 @@ def text_header(text):
     h = {}
     h["stream_records"], h["stream_bytes"], h["callchains"], h["user_mode"], \
         h["without_frames"] = num(r"^# records: (\d+) \((\d+) bytes of stream\), callchains: "
-                                  r"(\d+) \((\d+) in user mode, (\d+) without frames\)", 5)
-    h["stale"], h["skewed"], h["truncated"], h["truncated_depth_limit"], \
-        h["truncated_walk_ended"] = num(r"^# stale: (\d+), skewed: (\d+), truncated: (\d+) "
-                                        r"\(depth limit (\d+), frame-pointer walk ended (\d+)\)", 5)
-    h["lost"] = num(r"^# losses: (\d+)")
+                                  r"(\d+) \((\d+) in user mode, (\d+) without frames\)$", 5)
+    h["stale"] = num(r"^# stale: (\d+) \(")
+    h["skewed"] = num(r"^# skewed: (\d+) \(")
+    h["truncated"], h["truncated_depth_limit"], h["truncated_walk_ended"] = num(
+        r"^# truncated: (\d+) \(stacks that end before their outermost caller\): "
+        r"at the depth limit (\d+), where the frame-pointer walk ended (\d+)", 3)
+    h["cut_chains"] = dict(zip(("samples", "frames"), num(
+        r"^# frame-pointer chains cut at a return address outside the image's code: "
+        r"(\d+) \((\d+) frames\)$", 2)))
+    h["lost"] = num(r"^# losses: (\d+) \(samples that left no callchain\), by reason: ")
     h["losses"] = {k: int(v) for k, v in re.findall(
-        r"(\w+) (\d+)", re.search(r"^# losses: \d+ \((.*)\)$", text, re.M).group(1))}
+        r"(\w+) (\d+)", re.search(r"^# losses: .*, by reason: (.*)$", text, re.M).group(1))}
+    h["vcpu_events"] = dict(zip(("registered", "unregistered", "dropped"), num(
+        r"^# vCPU events: registered (\d+), unregistered (\d+), dropped (\d+);", 3)))
+    h["unknown_records"] = num(r"; unknown records skipped: (\d+)$")
     h["sideband"] = dict(zip(("messages", "bytes", "rejected"), num(
-        r"^# sideband: (\d+) messages \((\d+) bytes\), (\d+) rejected", 3)))
+        r"^# sideband: (\d+) messages \((\d+) bytes\), (\d+) rejected as malformed$", 3)))
+    mm = re.search(r"^# symbols from the guest agent: (\d+) of the kernel image \(([^)]*)\), "
+                   r"(\d+) of modules, (\d+) of ELF files; processes (\d+), mappings (\d+); "
+                   r"messages the agent could not send (\d+) \((\d+) bytes\)$", text, re.M)
+    if not mm:
+        sys.exit("the text header lacks the guest agent's line")
+    image, note = int(mm.group(1)), mm.group(2)
+    modules, elf, procs, maps, lost, lost_bytes = (int(x) for x in mm.groups()[2:])
+    announced = {"as announced": image, "none announced": 0}.get(note)
+    if announced is None:
+        announced = int(re.match(r"(\d+) announced", note).group(1))
+    h["agent"] = {"kernel_syms": image, "kernel_syms_announced": announced,
+                  "module_syms": modules, "elf_syms": elf, "processes": procs,
+                  "mappings": maps, "lost_messages": lost, "lost_bytes": lost_bytes}
     h["samples"], h["frames"], h["unsymbolized_frames"] = num(
-        r"^# samples shown: (\d+), frames: (\d+), unsymbolized frames: (\d+)", 3)
+        r"^# samples shown: (\d+), frames: (\d+), unsymbolized frames: (\d+)$", 3)
+    keys = ("samples", "notices", "records", "nmis", "lost", "sideband_bytes",
+            "sideband_refused")
+    h["host_counters"] = {when: dict(zip(keys, num(
+        r"^# host counters at %s: samples (\d+), notices (\d+), records (\d+), NMIs (\d+), "
+        r"losses (\d+), sideband bytes (\d+), refused (\d+)$" % when, 7)))
+        for when in ("start", "end")}
     return h
 
 

@@ -8,6 +8,10 @@
  *   json-test gen FILE   write the hostile recording to FILE, and on stdout
  *                        its manifest: what it was built with, guest
  *                        strings in hex (see gen_manifest())
+ *   json-test header FILE
+ *                        report's header of FILE with every count of the
+ *                        profile made 12 digits long and every filter set,
+ *                        for the test that lines fit 100 columns
  *   json-test summary FILE text|json
  *                        the summary record would have printed when it
  *                        wrote FILE: each STREAM section is one read of
@@ -31,6 +35,8 @@
 #include "host-kvm/tool/json.h"
 #include "host-kvm/tool/record_summary.h"
 #include "host-kvm/tool/recording.h"
+#include "host-kvm/tool/report.h"
+#include "host-kvm/tool/symbolize.h"
 #include "recgen.h"
 
 static int hex_digit(int c)
@@ -448,6 +454,56 @@ static int summary(const char *path, bool json)
 	return record_summary_write(stdout, &s, json) ? 1 : 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* The header with long numbers                                        */
+/* ------------------------------------------------------------------ */
+
+static int header(const char *path)
+{
+	const uint64_t big = 999999999999ULL;	/* 12 digits: years of samples */
+	struct report_filter flt = {
+		.vcpu = 4095, .pid = 4194304, .comm = "a-15-byte-comm.",
+		.flags = REPORT_F_USER_ONLY,
+	};
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	struct pvprof_symbolizer *sym;
+	struct report_resolver res;
+	struct recording r;
+	struct profile p;
+	char err[512];
+	int i, ret;
+
+	if (recording_load(&r, path, err, sizeof(err))) {
+		fprintf(stderr, "json-test: %s: %s\n", path, err);
+		return 1;
+	}
+	sym = recording_symbolizer(&r);
+	if (!sym)
+		return 1;
+	symbolizer_resolver(sym, &res);
+	res.unwind = report_unwind_new(&r, sym);
+	if (!res.unwind || profile_build(&p, &r, &none, &res))
+		return 1;
+	p.stats.records = p.stats.callchains = p.stats.samples = p.stats.user_mode = big;
+	p.stats.stale = p.stats.skewed = p.stats.truncated = p.stats.empty = big;
+	p.stats.trunc_depth = p.stats.trunc_snapshot = big / 2;
+	p.stats.cut_samples = p.stats.cut_frames = big;
+	p.stats.frames = p.stats.unsymbolized = big;
+	for (i = 0; i < PVPROF_LOSS_NR; i++)
+		p.stats.losses[i] = big;
+	p.stats.sideband = p.stats.sideband_bytes = p.stats.sideband_rejected = big;
+	for (i = 0; i < 4; i++)
+		p.stats.vcpu_events[i] = big;
+	p.stats.unknown = big;
+	p.stats.nr_vcpus = 4096;
+	ret = report_write_header(stdout, path, &r, &p, &flt, &res) || fflush(stdout);
+	profile_free(&p);
+	report_unwind_free(res.unwind);
+	pvprof_symbolizer_free(sym);
+	recording_free(&r);
+	return ret ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -465,9 +521,11 @@ int main(int argc, char **argv)
 		gen_manifest();
 		return fflush(stdout) ? 1 : 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "header"))
+		return header(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "summary") &&
 	    (!strcmp(argv[3], "text") || !strcmp(argv[3], "json")))
 		return summary(argv[2], !strcmp(argv[3], "json"));
-	fprintf(stderr, "usage: json-test strings | gen FILE | summary FILE text|json\n");
+	fprintf(stderr, "usage: json-test strings | gen FILE | header FILE | summary FILE text|json\n");
 	return 2;
 }

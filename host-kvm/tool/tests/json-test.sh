@@ -20,6 +20,7 @@
 #     the manifest and checks the JSON's totals and function table against
 #     the model and against the text report of the same options, and the
 #     guest strings against Python's decoding of their bytes;
+#   - report's header within 100 columns, with 12-digit counts too;
 #   - report's warnings for filters that match nothing, worded by the model
 #     with what the recording has instead, on stderr or in the JSON, exit 0;
 #   - -j usage and read errors of record and report as JSON objects, and
@@ -89,8 +90,9 @@ fi
 echo "== a hostile recording"
 data=$tmp/hostile.data
 manifest=$tmp/hostile.manifest
-if ! "$json_test" gen "$data" >"$manifest"; then
-	fail "gen: the hostile recording" "json-test gen failed"
+golden_data=$tmp/golden.data
+if ! "$json_test" gen "$data" >"$manifest" || ! "$O/tool/tests/report-test" gen "$golden_data"; then
+	fail "gen: the hostile recording" "json-test gen or report-test gen failed"
 	finish tool-json
 	exit
 fi
@@ -300,6 +302,25 @@ expect_json_err "report -j: a missing recording" 1 "nonexistent.data: cannot ope
 expect_json_err "-j report: a missing recording" 1 "nonexistent.data: cannot open" -j report -i "$tmp/nonexistent.data"
 head -c 1000 "$data" >"$tmp/cut.data"
 expect_json_err "report -j: a damaged recording" 1 "cut.data: offset " report -i "$tmp/cut.data" -j
+
+echo "== the header fits 100 columns"
+# header_width NAME FILE: every line of FILE that starts with '#' is at most
+# 100 columns long (lines of the header: "#", "# ..." or "#   ...").
+header_width() {
+	local long
+	long=$(awk 'length($0) > 100 || !/^#( |$)/ { print NR ": " length($0) ": " $0 }' "$2" | head -3)
+	if [ -z "$long" ] && [ -s "$2" ]; then
+		pass "$1"
+	else
+		fail "$1" "${long:-empty}"
+	fi
+}
+"$json_test" header "$data" >"$tmp/header.txt" 2>"$tmp/header.err"
+header_width "header: 12-digit counts, every filter, a long domain: within 100 columns" "$tmp/header.txt"
+grep '^#' "$tmp/report.txt" >"$tmp/header.txt"
+header_width "header of the hostile recording's report: within 100 columns" "$tmp/header.txt"
+"$json_test" header "$golden_data" >"$tmp/header.txt" 2>>"$tmp/header.err"
+header_width "header of report-test's golden recording, 12-digit counts: within 100 columns" "$tmp/header.txt"
 
 echo "== filters that match nothing: a warning, exit status 0"
 # warn_case NAME OPTIONS...: report exits 0 with its (empty) report, and

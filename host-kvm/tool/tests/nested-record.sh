@@ -35,32 +35,29 @@ status_json() {
 }
 
 # check_py NAME PYTHON: runs PYTHON with s = status -j (dict) and r = the
-# report header fields of $tmp/report.txt (dict); it exits non-zero with a
-# reason when a check fails.
+# report's counts from $tmp/report.json, report -j of the last report_of
+# (dict); it exits non-zero with a reason when a check fails.
 check_py() {
 	local name=$1 code=$2 why
 	if ! status_json; then
 		fail "$name" "status -j failed: $(head -c 300 "$tmp/status.err")"
 		return
 	fi
-	if why=$("$python" - "$tmp/status.json" "$tmp/report.txt" "$code" <<'EOF' 2>&1
-import json, re, sys
+	if why=$("$python" - "$tmp/status.json" "$tmp/report.json" "$code" <<'EOF' 2>&1
+import json, sys
 s = json.load(open(sys.argv[1]))
-text = open(sys.argv[2]).read()
-def num(pattern):
-    m = re.search(pattern, text, re.M)
-    if not m:
-        sys.exit("report lacks " + pattern)
-    return [int(x) for x in m.groups()]
-r = {}
-r["callchains"], = num(r"^# records: \d+ \(\d+ bytes of stream\), callchains: (\d+)")
-r["losses"] = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", re.search(r"^# losses: \d+ \((.*)\)$", text, re.M).group(1))}
-r["sideband"], r["sideband_bytes"], r["rejected"] = num(r"^# sideband: (\d+) messages \((\d+) bytes\), (\d+) rejected")
-r["frames"], r["unsymbolized"] = num(r"^# samples shown: \d+, frames: (\d+), unsymbolized frames: (\d+)")
-keys = ["samples", "notices", "records", "nmis", "lost", "sb", "refused"]
-pat = r"samples (\d+), notices (\d+), records (\d+), NMIs (\d+), losses (\d+), sideband bytes (\d+), refused (\d+)"
-r["start"] = dict(zip(keys, num(r"^# host counters at start: " + pat)))
-r["end"] = dict(zip(keys, num(r"^# host counters at end: +" + pat)))
+j = json.load(open(sys.argv[2]))
+r = {"callchains": j["callchains"], "losses": j["losses"],
+     "sideband": j["sideband"]["messages"], "sideband_bytes": j["sideband"]["bytes"],
+     "rejected": j["sideband"]["rejected"], "frames": j["frames"],
+     "unsymbolized": j["unsymbolized_frames"]}
+for when in ("start", "end"):
+    c = j["host_counters"][when]
+    if c is None:
+        sys.exit("the report has no host counters at " + when)
+    r[when] = {"samples": c["samples"], "notices": c["notices"], "records": c["records"],
+               "nmis": c["nmis"], "lost": c["lost"], "sb": c["sideband_bytes"],
+               "refused": c["sideband_refused"]}
 try:
     exec(sys.argv[3])
 except AssertionError as e:
@@ -73,11 +70,13 @@ EOF
 	fi
 }
 
-# report_of NAME FILE [ARGS...]: report -i FILE into $tmp/report.txt.
+# report_of NAME FILE [ARGS...]: report -i FILE into $tmp/report.txt, and
+# report -j into $tmp/report.json.
 report_of() {
 	local name=$1 file=$2
 	shift 2
-	if "$bin" report -i "$file" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"; then
+	if "$bin" report -i "$file" "$@" >"$tmp/report.txt" 2>"$tmp/report.err" &&
+	   "$bin" report -j -i "$file" "$@" >"$tmp/report.json" 2>>"$tmp/report.err"; then
 		pass "$name"
 	else
 		fail "$name" "exit status $?: $(head -c 300 "$tmp/report.err")"
