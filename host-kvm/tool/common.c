@@ -138,6 +138,7 @@ int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped)
 	int opt;
 
 	*helped = false;
+	scan_json_option(argc, argv, ":jh", opts);
 	opterr = 0;
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
@@ -170,18 +171,25 @@ int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped)
  * that a usage error before the -j, as in "report --sort x -j", comes out
  * as JSON too.  The command's own table skips option arguments ("-i -j"
  * names a file); errors are left to the real parse, which starts again
- * with optind = 0.
+ * with optind = 0.  getopt_long() permutes what it scans, and a permuted
+ * argv parses differently ("enable 1 -F" would become "enable -F 1"), so
+ * the scan runs on a copy.
  */
 void scan_json_option(int argc, char **argv, const char *optstring,
 		      const struct option *opts)
 {
+	char **copy = malloc((size_t)(argc + 1) * sizeof(*copy));
 	int opt;
 
+	if (!copy)
+		return;
+	memcpy(copy, argv, (size_t)(argc + 1) * sizeof(*copy));
 	opterr = 0;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1)
+	while ((opt = getopt_long(argc, copy, optstring, opts, NULL)) != -1)
 		if (opt == 'j')
 			json_output = true;
+	free(copy);
 }
 
 /* Checks there are exactly @nr operands from optind; @what names them. */

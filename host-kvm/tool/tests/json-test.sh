@@ -360,11 +360,20 @@ expect_json_err "script -j: refused, as JSON" 2 "script: -j is not supported" sc
 expect_json_err "-j script: refused, as JSON" 2 "'report -j' gives the profile as JSON" -j script -i "$data"
 expect_json_err "script --json before a usage error" 2 "script: unknown option '--frob'" script --json --frob
 
+echo "== a usage error before -j is JSON for every command"
+expect_json_err "status: an unknown option before -j" 2 "status: unknown option '--frob'" status --frob -j
+expect_json_err "enable: a bad event before -j" 2 "-e: expected 'cpu-clock', 'cycles' or 'instructions', got: 'bogus'" enable 1 -e bogus -j
+expect_json_err "expose: an unknown option before --json" 2 "expose: unknown option '-x'" expose -x 1 hidden --json
+
 echo "== record -j without a VM: errors as JSON in both placements"
 expect_json_err "record -j: a usage error after -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -j -d 0 1
 expect_json_err "record -j: a usage error before -j" 2 "-d: expected a number from 1 to 604800, got: '0'" record -d 0 --json 1
 expect_json_err "-j record: a usage error" 2 "record: expected VM" -j record
 expect_json_err "record -j: a process that is no VM" 1 "is not a KVM process" record -j -d 1 -o "$tmp/novm.data" $$
+# Looking for -j must not reorder the arguments the real parse reads.
+expect_err "record: -d without a value after the VM" 2 "record: option '-d' needs an argument" -- record 1 -d
+expect_json_err "record -j: -d without a value after the VM" 2 "record: option '-d' needs an argument" record 1 -j -d
+expect_err "enable: -F without a value after the VM" 2 "enable: option '-F' needs an argument" -- enable 1 -F
 [ -e "$tmp/novm.data" ] && fail "record -j: no file when the VM cannot be opened" "$tmp/novm.data exists"
 
 finish tool-json
