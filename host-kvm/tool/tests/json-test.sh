@@ -289,8 +289,8 @@ json_report "report -j --pid 105 --kernel" --pid 105 --kernel
 json_report "report -j --comm with a quote and a backslash" --comm 'quo"te\back' --limit 0
 json_report "report -j --comm with bytes that are not UTF-8" --comm $'bad\xff\xfeutf8' --limit 0
 json_report "report -j --sort total" --sort total
-"$bin" report -i "$data" --json --flamegraph "$tmp/fg.svg" >"$tmp/fg.json" 2>"$tmp/fg.err"
-if [ $? = 0 ] && [ -s "$tmp/fg.svg" ] && "$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/fg.json"; then
+if "$bin" report -i "$data" --json --flamegraph "$tmp/fg.svg" >"$tmp/fg.json" 2>"$tmp/fg.err" &&
+   [ -s "$tmp/fg.svg" ] && "$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/fg.json"; then
 	pass "report -j --flamegraph: the SVG in its file, the JSON on stdout"
 else
 	fail "report -j --flamegraph" "$(head -c 300 "$tmp/fg.err")"
@@ -348,8 +348,8 @@ warn_case "--vcpu, --pid and --comm each without samples" --vcpu 2 --pid 1 --com
 warn_case "--vcpu and --pid that match apart, not together" --vcpu 0 --pid 102
 warn_case "--kernel on a process in user mode only" --pid 102 --kernel
 warn_case "a hostile --comm and --vcpu that match apart" --comm $'ctl\x01\x1b[\x7f' --vcpu 0
-"$bin" report -i "$data" --vcpu 1 --folded >"$tmp/w.folded" 2>"$tmp/w.err"
-if [ $? = 0 ] && [ -s "$tmp/w.folded" ] && ! grep -q '^Warning' "$tmp/w.err"; then
+if "$bin" report -i "$data" --vcpu 1 --folded >"$tmp/w.folded" 2>"$tmp/w.err" &&
+   [ -s "$tmp/w.folded" ] && ! grep -q '^Warning' "$tmp/w.err"; then
 	pass "a filter that matches: no warning"
 else
 	fail "a filter that matches: no warning" "$(grep '^Warning' "$tmp/w.err" | head -c 300)"
