@@ -711,7 +711,7 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 	report_hdr_item(&h, "callchains: %" PRIu64 " (%" PRIu64 " in user mode, %" PRIu64
 			" without frames)", s->callchains, s->user_mode, s->empty);
 	report_hdr_end(&h);
-	/* What each flag of the guest's says, in its own words (spec 9.1). */
+	/* A bare "truncated: N" read as an error: each flag says what it means. */
 	fprintf(f, "# stale: %" PRIu64 " (samples the guest answered without a stack)\n",
 		s->stale);
 	fprintf(f, "# skewed: %" PRIu64 " (stacks taken after the sampled instruction"
@@ -1278,8 +1278,8 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 	if (a->callgraph && a->folded)
 		return usage_err("report: give --callgraph or --folded, not both");
 	if (json_output && (a->callgraph || a->folded))
-		return usage_err("report: -j gives the header and the function table; %s has no JSON form",
-				 a->callgraph ? "--callgraph" : "--folded");
+		return usage_err("report: -j gives the header and the function table;"
+				 " %s has no JSON form", a->callgraph ? "--callgraph" : "--folded");
 	return expect_operands(argc, argv, 0, "no operand");
 }
 

@@ -284,8 +284,8 @@ static int compose(struct warnings *out, const struct filter_walk *w,
 	if (f->pid >= 0 && !w->pid_hits) {
 		if (warning_begin(out))
 			return -1;
-		fprintf(out->m, "--pid %" PRId64 " matches no sample; the pids with the most samples: ",
-			f->pid);
+		fprintf(out->m, "--pid %" PRId64 " matches no sample; the pids with the most"
+			" samples: ", f->pid);
 		if (list_busiest(out->m, &w->pids) || warning_end(out))
 			return -1;
 		alone = true;
@@ -293,13 +293,17 @@ static int compose(struct warnings *out, const struct filter_walk *w,
 	if (f->comm && !w->comm_hits) {
 		if (warning_begin(out))
 			return -1;
-		fprintf(out->m, "--comm %s matches no sample; the commands with the most samples: ",
-			esc_text(f->comm, esc));
+		fprintf(out->m, "--comm %s matches no sample; the commands with the most"
+			" samples: ", esc_text(f->comm, esc));
 		if (list_busiest(out->m, &w->comms) || warning_end(out))
 			return -1;
 		alone = true;
 	}
-	if (alone)
+	/*
+	 * This walk names processes by the resolver's final state, the build
+	 * by its state at each sample: should they differ, nothing is sure.
+	 */
+	if (alone || (w->all_hits && !(f->flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY))))
 		return 0;
 	if (warning_begin(out))
 		return -1;

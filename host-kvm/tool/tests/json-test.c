@@ -526,6 +526,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "summary") &&
 	    (!strcmp(argv[3], "text") || !strcmp(argv[3], "json")))
 		return summary(argv[2], !strcmp(argv[3], "json"));
-	fprintf(stderr, "usage: json-test strings | gen FILE | header FILE | summary FILE text|json\n");
+	fprintf(stderr, "usage: json-test strings | gen FILE | header FILE |"
+		" summary FILE text|json\n");
 	return 2;
 }
