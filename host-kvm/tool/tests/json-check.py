@@ -54,7 +54,7 @@ def load_manifest(path):
             m["comm"][int(f[1])] = bytes.fromhex(f[2])
         elif f[0] in ("ksym", "msym", "usym"):
             m[f[0]][int(f[1], 16)] = bytes.fromhex(f[2])
-        elif f[0] in ("module", "dso"):
+        elif f[0] in ("module", "dso", "domain"):
             m[f[0]] = bytes.fromhex(f[1])
         elif f[0] == "sample":
             vcpu, pid, count, flags, nk, nu = (int(x) for x in f[1:7])
@@ -305,6 +305,8 @@ def main():
         sys.exit("agent %r, built with %r" % (doc["agent"], agent))
     if doc["vm"]["nr_vcpus"] != m["vcpus"]:
         sys.exit("nr_vcpus %r" % doc["vm"]["nr_vcpus"])
+    if doc["vm"]["domain"] != utf8(m["domain"]):
+        sys.exit("domain %r, the recording holds %r" % (doc["vm"]["domain"], m["domain"]))
     comm = o["comm"].encode("utf-8", "surrogateescape") if o["comm"] else None
     filters = {"vcpu": o["vcpu"], "pid": o["pid"], "comm": comm and utf8(comm),
                "frames": o["frames"]}

@@ -124,6 +124,8 @@ static const char *usyms[] = {
 };
 #define NR_USYMS	(sizeof(usyms) / sizeof(usyms[0]))
 static const char dso_path[] = "/opt/h;ost\"ile dir/lib->(x).so";
+/* The libvirt domain: from the host, not the guest, but any byte but NUL. */
+#define VM_DOMAIN	"dom\"ain\\with;odd\x01" "bytes\xff"
 
 static const struct {
 	uint32_t reason;
@@ -287,6 +289,7 @@ static void print_hex(const char *s)
  *   comm PID HEX            the process's command name
  *   ksym ADDR HEX | msym ADDR HEX | usym ADDR HEX   symbols (user: ELF vaddr)
  *   module HEX | dso HEX    the module's name, the mapping's path
+ *   domain HEX              the VM's libvirt domain
  *   sample VCPU PID COUNT FLAGS NR_KERNEL NR_USER ADDR...
  *   loss REASON_NAME COUNT
  *   sideband N              messages
@@ -318,6 +321,8 @@ static void gen_manifest(void)
 	}
 	printf("\ndso ");
 	print_hex(dso_path);
+	printf("\ndomain ");
+	print_hex(VM_DOMAIN);
 	putchar('\n');
 	for (i = 0; i < NR_PROCS; i++) {
 		sample_of(i, &s);
@@ -354,7 +359,7 @@ static int gen_recording(const char *path)
 		.event = PVPROF_EVENT_CPU_CLOCK,
 		.sample_freq = 1000, .sample_period = 1000000,
 		.comm = "qemu-system-x86",
-		.domain = "dom\"ain\\with;odd\x01" "bytes\xff",
+		.domain = VM_DOMAIN,
 	};
 	struct pvprof_vcpu_status vcpus[NR_VCPUS];
 	struct pvprof_ctl_status ctl;
