@@ -55,14 +55,14 @@ then prints the top of report.txt.
                   first (demo/chains.awk); the unwinding suite's second
                   oracle (tests/unwind)
   --out DIR       where the results go (default \$O/demo)
-  --top N         lines of the report to print at the end (default 40)
+  --top N         lines of the report to print at the end (default 48)
 
 make demo WORKLOAD=... ARGS="..." DURATION=... HZ=... CALL_GRAPH=...
 GUEST_PERF=... passes these on.
 USAGE
 }
 
-workload= args= args_given= seconds=10 hz=1000 out=$O/demo top=40 call_graph=dwarf guest_perf=
+workload= args= args_given= seconds=10 hz=1000 out=$O/demo top=48 call_graph=dwarf guest_perf=
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || case "$1" in -h|--help) ;; *) die "$1 needs an argument (see --help)" ;; esac
 	case "$1" in

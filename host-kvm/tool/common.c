@@ -14,6 +14,7 @@
 
 #include "abi/pvprof.h"
 #include "abi/pvprof_ctl.h"
+#include "json.h"
 #include "main.h"
 
 const char *bin_name = "kvm-pvprof";
@@ -45,24 +46,6 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 			 bin_name);
 }
 
-static void json_escaped(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void p_err_va(const char *hint, const char *fmt, va_list ap)
 {
 	char msg[1024];
@@ -71,10 +54,10 @@ static void p_err_va(const char *hint, const char *fmt, va_list ap)
 	/* With -j, the error is the document a JSON consumer reads. */
 	if (json_output) {
 		fputs("{\"error\":", stdout);
-		json_escaped(stdout, msg);
+		json_write_string(stdout, msg);
 		if (hint) {
 			fputs(",\"hint\":", stdout);
-			json_escaped(stdout, hint);
+			json_write_string(stdout, hint);
 		}
 		fputs("}\n", stdout);
 		fflush(stdout);
@@ -155,6 +138,7 @@ int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped)
 	int opt;
 
 	*helped = false;
+	scan_json_option(argc, argv, ":jh", opts);
 	opterr = 0;
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
@@ -174,6 +158,38 @@ int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped)
 		return help();
 	}
 	return EXIT_OK;
+}
+
+/**
+ * scan_json_option() - set json_output when a command's options hold -j
+ * @argc: arguments, argv[0] being the command's name
+ * @argv: see @argc
+ * @optstring: the command's getopt_long() options, with 'j'
+ * @opts: its long options, with "json"
+ *
+ * A command that checks its options as it parses them runs this first, so
+ * that a usage error before the -j, as in "report --sort x -j", comes out
+ * as JSON too.  The command's own table skips option arguments ("-i -j"
+ * names a file); errors are left to the real parse, which starts again
+ * with optind = 0.  getopt_long() permutes what it scans, and a permuted
+ * argv parses differently ("enable 1 -F" would become "enable -F 1"), so
+ * the scan runs on a copy.
+ */
+void scan_json_option(int argc, char **argv, const char *optstring,
+		      const struct option *opts)
+{
+	char **copy = malloc((size_t)(argc + 1) * sizeof(*copy));
+	int opt;
+
+	if (!copy)
+		return;
+	memcpy(copy, argv, (size_t)(argc + 1) * sizeof(*copy));
+	opterr = 0;
+	optind = 0;
+	while ((opt = getopt_long(argc, copy, optstring, opts, NULL)) != -1)
+		if (opt == 'j')
+			json_output = true;
+	free(copy);
 }
 
 /* Checks there are exactly @nr operands from optind; @what names them. */
@@ -289,84 +305,24 @@ bad:
 			 PVPROF_USTACK_MAX, arg + 6);
 }
 
-/*
- * JSON writer state: whether the current container already holds a value
- * (a comma is due), one bit per nesting level.
- */
-static uint64_t jw_has_value;
-static int jw_depth;
-static bool jw_after_name;
+/* The commands' JSON document on stdout (json.c writes it). */
+static struct json_writer stdout_json;
 
-static void jw_separate(void)
+static struct json_writer *jw(void)
 {
-	if (jw_after_name) {
-		jw_after_name = false;
-		return;
-	}
-	if (jw_depth && (jw_has_value >> jw_depth & 1))
-		putchar(',');
-	jw_has_value |= 1ULL << jw_depth;
+	if (!stdout_json.f)
+		json_init(&stdout_json, stdout);
+	return &stdout_json;
 }
 
-static void jw_open(char c)
-{
-	jw_separate();
-	putchar(c);
-	jw_depth++;
-	jw_has_value &= ~(1ULL << jw_depth);
-}
-
-static void jw_close(char c)
-{
-	jw_depth--;
-	putchar(c);
-}
-
-void jw_begin_object(void) { jw_open('{'); }
-void jw_end_object(void) { jw_close('}'); }
-void jw_begin_array(void) { jw_open('['); }
-void jw_end_array(void) { jw_close(']'); }
-
-void jw_name(const char *name)
-{
-	jw_separate();
-	json_escaped(stdout, name);
-	putchar(':');
-	jw_after_name = true;
-}
-
-void jw_string(const char *s)
-{
-	jw_separate();
-	json_escaped(stdout, s);
-}
-
-void jw_uint(uint64_t v)
-{
-	jw_separate();
-	printf("%" PRIu64, v);
-}
-
-void jw_int(int64_t v)
-{
-	jw_separate();
-	printf("%" PRId64, v);
-}
-
-void jw_bool(bool v)
-{
-	jw_separate();
-	fputs(v ? "true" : "false", stdout);
-}
-
-void jw_null(void)
-{
-	jw_separate();
-	fputs("null", stdout);
-}
-
-void jw_end_document(void)
-{
-	putchar('\n');
-	fflush(stdout);
-}
+void jw_begin_object(void) { json_begin_object(jw()); }
+void jw_end_object(void) { json_end_object(jw()); }
+void jw_begin_array(void) { json_begin_array(jw()); }
+void jw_end_array(void) { json_end_array(jw()); }
+void jw_name(const char *name) { json_name(jw(), name); }
+void jw_string(const char *s) { json_string(jw(), s); }
+void jw_uint(uint64_t v) { json_uint(jw(), v); }
+void jw_int(int64_t v) { json_int(jw(), v); }
+void jw_bool(bool v) { json_bool(jw(), v); }
+void jw_null(void) { json_null(jw()); }
+void jw_end_document(void) { json_end_document(jw()); }

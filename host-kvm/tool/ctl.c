@@ -137,6 +137,7 @@ static int enable_parse(int argc, char **argv, struct enable_args *a,
 	int opt, ret;
 
 	*helped = false;
+	scan_json_option(argc, argv, ":F:c:e:jh", opts);
 	opterr = 0;
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, ":F:c:e:jh", opts, NULL)) != -1) {

@@ -38,12 +38,12 @@
 #define USAGE_EXPOSE	"expose VM MODE"
 #define USAGE_RECORD \
 	"record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT]\n" \
-	"              [--call-graph fp|dwarf[,SIZE]] VM"
+	"              [--call-graph fp|dwarf[,SIZE]] [-j] VM"
 #define USAGE_REPORT \
 	"report [-i FILE] [--sort self|total] [--callgraph] [--folded]\n" \
 	"              [--flamegraph OUT.svg [--title TEXT] [--width PIXELS] [--inverted]]\n" \
 	"              [--pprof OUT.pb.gz] [--vcpu N] [--pid PID] [--comm NAME]\n" \
-	"              [--kernel|--user] [--limit N]"
+	"              [--kernel|--user] [--limit N] [-j]"
 #define USAGE_SCRIPT	"script [-i FILE]"
 
 extern const char *bin_name;
@@ -58,6 +58,9 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	       int (*help)(int argc, char **argv));
 int option_err(int opt, char **argv);
 int parse_vm_options(int argc, char **argv, int (*help)(void), bool *helped);
+struct option;
+void scan_json_option(int argc, char **argv, const char *optstring,
+		      const struct option *opts);
 int expect_operands(int argc, char **argv, int nr, const char *what);
 int event_parse(const char *name, uint32_t *event);
 const char *event_name(uint32_t event);
@@ -72,7 +75,7 @@ int parse_call_graph(const char *arg, uint32_t *ustack_size);
 int parse_u64(const char *what, const char *arg, uint64_t min, uint64_t max,
 	      uint64_t *out);
 
-/* A small JSON writer: one document on stdout, compact. */
+/* The JSON document on stdout, through json.c's writer (its string rules). */
 void jw_begin_object(void);
 void jw_end_object(void);
 void jw_begin_array(void);

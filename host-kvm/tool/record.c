@@ -26,6 +26,7 @@
 
 #include "abi/pvprof_ctl.h"
 #include "main.h"
+#include "record_summary.h"
 #include "recording.h"
 #include "vm.h"
 
@@ -58,13 +59,6 @@ enum {
 	OPT_CALL_GRAPH = 256,
 };
 
-struct record_counts {
-	uint64_t records;		/* stream records */
-	uint64_t callchains;
-	uint64_t losses;		/* sum of LOSS counts */
-	uint64_t sideband_bytes;	/* sideband message bytes */
-};
-
 struct recorder {
 	struct record_args args;
 	struct vm_session vm;
@@ -75,7 +69,7 @@ struct recorder {
 	bool enabled_by_us;
 	bool progress;
 	uint8_t *buf;
-	struct record_counts counts;
+	struct record_summary summary;
 	uint64_t start_ns;
 };
 
@@ -104,9 +98,13 @@ static int record_help(void)
 	       "              registers and SIZE bytes of user stack (default %6$d, a\n"
 	       "              multiple of 8 up to %7$u), which report unwinds with the\n"
 	       "              guest agent's unwind tables\n"
+	       "  -j, --json  the summary, and errors, as JSON on stdout\n"
 	       "\n"
-	       "A summary goes to stderr at the end: \"recorded N records, N losses,\n"
-	       "N sideband bytes to FILE\", and a progress line while stderr is a\n"
+	       "At the end a summary goes to stderr: \"recorded N records, N losses,\n"
+	       "N sideband bytes to FILE\", its records being callchain records. With -j\n"
+	       "it is one JSON object on stdout instead: output, stopped, duration_ns,\n"
+	       "stream_bytes, stream_records, callchains, lost, losses (by reason) and\n"
+	       "sideband (messages, bytes). A progress line goes to stderr while it is a\n"
 	       "terminal. Read the file with '%1$s report' or '%1$s script'.\n",
 	       bin_name, RECORD_MAX_SECONDS, RECORD_DEFAULT_OUTPUT,
 	       PVPROF_MAX_FREQ, PVPROF_DEFAULT_FREQ, PVPROF_USTACK_DEFAULT,
@@ -118,16 +116,19 @@ static int record_parse(int argc, char **argv, struct record_args *a, bool *help
 {
 	static const struct option opts[] = {
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	static const char optstring[] = ":d:o:F:e:jh";
 	int opt, ret;
 
 	*helped = false;
 	a->output = RECORD_DEFAULT_OUTPUT;
+	scan_json_option(argc, argv, optstring, opts);
 	opterr = 0;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, ":d:o:F:e:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		ret = EXIT_OK;
 		switch (opt) {
 		case 'd':
@@ -149,6 +150,9 @@ static int record_parse(int argc, char **argv, struct record_args *a, bool *help
 		case OPT_CALL_GRAPH:
 			ret = parse_call_graph(optarg, &a->ustack_size);
 			a->call_graph_given = true;
+			break;
+		case 'j':
+			json_output = true;
 			break;
 		case 'h':
 			*helped = true;
@@ -374,24 +378,6 @@ static int start(struct recorder *rc, bool was_enabled)
 	return ret;
 }
 
-/* Counts what one read returned; the bytes come from the kernel, decode anyway. */
-static void count_records(struct record_counts *c, const uint8_t *buf, size_t len)
-{
-	struct pvprof_st_view v;
-	size_t pos = 0;
-
-	while (pos < len && pvprof_st_decode(buf + pos, len - pos, &v) == PVPROF_ST_OK) {
-		c->records++;
-		if (v.hdr.type == PVPROF_ST_CALLCHAIN)
-			c->callchains++;
-		else if (v.hdr.type == PVPROF_ST_LOSS)
-			c->losses += v.u.loss.count;
-		else if (v.hdr.type == PVPROF_ST_SIDEBAND)
-			c->sideband_bytes += v.sb_len;
-		pos += v.hdr.size;
-	}
-}
-
 static void show_progress(struct recorder *rc, uint64_t now, uint64_t *last_ns,
 			  uint64_t *last_callchains)
 {
@@ -401,10 +387,10 @@ static void show_progress(struct recorder *rc, uint64_t now, uint64_t *last_ns,
 		return;
 	fprintf(stderr, "\r%.0f s: %.0f samples/s, %" PRIu64 " records, %" PRIu64
 		" losses   ", (double)(now - rc->start_ns) / 1e9,
-		(double)(rc->counts.callchains - *last_callchains) / dt,
-		rc->counts.records, rc->counts.losses);
+		(double)(rc->summary.callchains - *last_callchains) / dt,
+		rc->summary.stream_records, rc->summary.lost);
 	*last_ns = now;
-	*last_callchains = rc->counts.callchains;
+	*last_callchains = rc->summary.callchains;
 }
 
 /*
@@ -418,7 +404,7 @@ static int read_once(struct recorder *rc)
 	if (n > 0) {
 		if (recording_write_stream(&rc->w, rc->buf, (size_t)n))
 			return -1;
-		count_records(&rc->counts, rc->buf, (size_t)n);
+		record_summary_count(&rc->summary, rc->buf, (size_t)n);
 		return 1;
 	}
 	if (n == 0)
@@ -518,6 +504,7 @@ static int record_run(struct recorder *rc)
 {
 	struct pvprof_ctl_status ctl;
 	struct pvprof_vcpu_status *vcpus;
+	uint64_t end_ns;
 	uint32_t nr, stop;
 	bool was_enabled;
 	int ret, ret2;
@@ -569,13 +556,22 @@ static int record_run(struct recorder *rc)
 	/* Our VM fd keeps the VM's pvprof state: its final counters. */
 	if (write_status(rc, PVPROF_DATA_STATUS_END, &ctl))
 		ret = EXIT_FAILED;
-	ret2 = recording_writer_finish(&rc->w, stop, clock_ns(CLOCK_MONOTONIC));
+	end_ns = clock_ns(CLOCK_MONOTONIC);
+	ret2 = recording_writer_finish(&rc->w, stop, end_ns);
 	close(rc->stream_fd);
 	if (ret2)
 		return EXIT_FAILED;
-	fprintf(stderr, "recorded %" PRIu64 " records, %" PRIu64 " losses, %" PRIu64
-		" sideband bytes to %s\n", rc->counts.callchains, rc->counts.losses,
-		rc->counts.sideband_bytes, rc->args.output);
+	rc->summary.output = rc->args.output;
+	rc->summary.stop_reason = stop;
+	rc->summary.duration_ns = end_ns - rc->start_ns;
+	rc->summary.stream_bytes = rc->w.stream_bytes;
+	/*
+	 * With -j the summary is the document on stdout, where errors go too,
+	 * and not getting it out is a failure; the text line is a diagnostic.
+	 */
+	if (record_summary_write(json_output ? stdout : stderr, &rc->summary, json_output) &&
+	    json_output)
+		ret = EXIT_FAILED;
 	if (stop == PVPROF_DATA_STOP_ERROR)
 		return EXIT_FAILED;
 	return ret;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 #include "main.h"
 #include "recording.h"
 #include "report.h"
+#include "report_filter.h"
+#include "report_json.h"
 #include "symbolize.h"
 
 #define REPORT_DEFAULT_INPUT	"pvprof.data"
@@ -570,54 +573,123 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void write_config(FILE *f, const struct pvprof_data_vm *vm)
+/* "cpu-clock at 1000 Hz", "cycles every 100000 events". */
+static void write_config(char *buf, size_t size, const struct pvprof_data_vm *vm)
 {
 	const char *ev = event_name(vm->event);
+	int n;
 
 	if (ev)
-		fprintf(f, "%s", ev);
+		n = snprintf(buf, size, "%s", ev);
 	else
-		fprintf(f, "event %u", vm->event);
+		n = snprintf(buf, size, "event %u", vm->event);
+	if (n < 0 || (size_t)n >= size)
+		return;
 	if (vm->sample_freq)
-		fprintf(f, " at %" PRIu64 " Hz", vm->sample_freq);
+		snprintf(buf + n, size - n, " at %" PRIu64 " Hz", vm->sample_freq);
 	else
-		fprintf(f, " every %" PRIu64 " %s", vm->sample_period,
-			vm->event == PVPROF_EVENT_CPU_CLOCK ? "ns" : "events");
+		snprintf(buf + n, size - n, " every %" PRIu64 " %s", vm->sample_period,
+			 vm->event == PVPROF_EVENT_CPU_CLOCK ? "ns" : "events");
 }
 
-static uint64_t status_records(const struct recording_status *st)
+/**
+ * report_host_counters() - the VM's counters in a STATUS section, summed
+ * @st: the section
+ * @c: filled: the vCPUs' counters added up, the VM's losses and sideband
+ */
+void report_host_counters(const struct recording_status *st,
+			  struct report_host_counters *c)
 {
-	struct pvprof_vcpu_status v;
-	uint64_t records = 0;
-	uint32_t i;
-
-	for (i = 0; i < st->hdr.nr_vcpus; i++) {
-		recording_vcpu(st, i, &v);
-		records += v.records;
-	}
-	return records;
-}
-
-static void write_host_counters(FILE *f, const struct recording_status *st)
-{
-	uint64_t samples = 0, notices = 0, records = 0, nmis = 0, lost = 0;
 	struct pvprof_vcpu_status v;
 	uint32_t i;
 
+	memset(c, 0, sizeof(*c));
 	for (i = 0; i < st->hdr.nr_vcpus; i++) {
 		recording_vcpu(st, i, &v);
-		samples += v.samples;
-		notices += v.notices;
-		records += v.records;
-		nmis += v.nmis;
+		c->samples += v.samples;
+		c->notices += v.notices;
+		c->records += v.records;
+		c->nmis += v.nmis;
 	}
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
-		lost += st->hdr.ctl.losses[i];
-	fprintf(f, "samples %" PRIu64 ", notices %" PRIu64 ", records %" PRIu64
-		", NMIs %" PRIu64 ", losses %" PRIu64 ", sideband bytes %" PRIu64
-		", refused %" PRIu64 "\n", samples, notices, records, nmis, lost,
-		(uint64_t)st->hdr.ctl.sideband_bytes,
-		(uint64_t)st->hdr.ctl.sideband_refused);
+		c->lost += st->hdr.ctl.losses[i];
+	c->sideband_bytes = st->hdr.ctl.sideband_bytes;
+	c->sideband_refused = st->hdr.ctl.sideband_refused;
+}
+
+/**
+ * report_hdr_begin() - start a header line: "# " and its lead
+ * @h: the line
+ * @f: output
+ * @fmt: the lead, printf-style
+ *
+ * Items follow with report_hdr_item(), wrapped so that no line passes
+ * REPORT_HEADER_WIDTH columns (unless an item alone does: a long name).
+ */
+void report_hdr_begin(struct report_hdr *h, FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	h->f = f;
+	h->sep = " ";
+	fputs("# ", f);
+	va_start(ap, fmt);
+	n = vfprintf(f, fmt, ap);
+	va_end(ap);
+	h->col = 2 + (n > 0 ? (size_t)n : 0);
+}
+
+/* The next item, after the separator (" " after the lead, then ", "). */
+void report_hdr_item(struct report_hdr *h, const char *fmt, ...)
+{
+	char item[2 * REPORT_ESC_SIZE];
+	size_t sep = strlen(h->sep), len;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(item, sizeof(item), fmt, ap);
+	va_end(ap);
+	len = strlen(item);
+	if (h->col + sep + len > REPORT_HEADER_WIDTH && h->col > 4) {
+		while (sep && h->sep[sep - 1] == ' ')
+			sep--;
+		fprintf(h->f, "%.*s\n#  ", (int)sep, h->sep);
+		h->col = 3;
+		sep = 1;
+		h->sep = " ";
+	}
+	fprintf(h->f, "%s%s", h->sep, item);
+	h->col += sep + len;
+	h->sep = ", ";
+}
+
+/* The separator before the next item, when it is not ", ". */
+void report_hdr_sep(struct report_hdr *h, const char *sep)
+{
+	h->sep = sep;
+}
+
+void report_hdr_end(struct report_hdr *h)
+{
+	fputc('\n', h->f);
+}
+
+static void write_host_counters(FILE *f, const char *when, const struct recording_status *st)
+{
+	struct report_host_counters c;
+	struct report_hdr h;
+
+	report_host_counters(st, &c);
+	report_hdr_begin(&h, f, "host counters at %s:", when);
+	report_hdr_item(&h, "samples %" PRIu64, c.samples);
+	report_hdr_item(&h, "notices %" PRIu64, c.notices);
+	report_hdr_item(&h, "records %" PRIu64, c.records);
+	report_hdr_item(&h, "NMIs %" PRIu64, c.nmis);
+	report_hdr_item(&h, "losses %" PRIu64, c.lost);
+	report_hdr_item(&h, "sideband bytes %" PRIu64, c.sideband_bytes);
+	report_hdr_item(&h, "refused %" PRIu64, c.sideband_refused);
+	report_hdr_end(&h);
 }
 
 /**
@@ -637,6 +709,7 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 {
 	const struct report_stats *s = &p->stats;
 	char buf[320], esc[REPORT_ESC_SIZE];
+	struct report_hdr h;
 	uint64_t lost = 0;
 	time_t t;
 	struct tm tm;
@@ -651,15 +724,19 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 					      sizeof(r->host.machine), buf), esc));
 	fprintf(f, ", kvm-pvprof %s\n", esc_text(field_str(r->host.tool_version,
 						     sizeof(r->host.tool_version), buf), esc));
-	fprintf(f, "# VM: pid %u fd %d (%s)", r->vm.vmm_pid, r->vm.vmm_fd,
-		esc_text(field_str(r->vm.comm, sizeof(r->vm.comm), buf), esc));
+	report_hdr_begin(&h, f, "VM: pid %u fd %d (%s)", r->vm.vmm_pid, r->vm.vmm_fd,
+			 esc_text(field_str(r->vm.comm, sizeof(r->vm.comm), buf), esc));
 	if (r->vm.domain[0])
-		fprintf(f, " domain %s", esc_text(field_str(r->vm.domain,
-						  sizeof(r->vm.domain), buf), esc));
-	fprintf(f, ", %u vCPUs, ", s->nr_vcpus);
-	write_config(f, &r->vm);
-	fprintf(f, "%s\n", r->vm.flags & PVPROF_DATA_VM_F_ENABLED_BY_US ?
-		", enabled by record" : ", enabled before record");
+		report_hdr_item(&h, "domain %s", esc_text(field_str(r->vm.domain,
+							sizeof(r->vm.domain), buf), esc));
+	else
+		report_hdr_sep(&h, ", ");
+	report_hdr_item(&h, "%u vCPU%s", s->nr_vcpus, s->nr_vcpus == 1 ? "" : "s");
+	write_config(buf, sizeof(buf), &r->vm);
+	report_hdr_item(&h, "%s", buf);
+	report_hdr_item(&h, "%s", r->vm.flags & PVPROF_DATA_VM_F_ENABLED_BY_US ?
+			"enabled by record" : "enabled before record");
+	report_hdr_end(&h);
 	t = (time_t)(r->host.start_realtime_ns / 1000000000ULL);
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
@@ -670,32 +747,49 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 			recording_stop_name(r->end.stop_reason));
 	else
 		fprintf(f, "; WARNING: the recording was not closed cleanly (no END section)\n");
-	fprintf(f, "# records: %" PRIu64 " (%" PRIu64 " bytes of stream), callchains: %"
-		PRIu64 " (%" PRIu64 " in user mode, %" PRIu64 " without frames)\n",
-		s->records, r->stream_bytes, s->callchains, s->user_mode, s->empty);
-	fprintf(f, "# stale: %" PRIu64 ", skewed: %" PRIu64 ", truncated: %" PRIu64
-		" (depth limit %" PRIu64 ", frame-pointer walk ended %" PRIu64 ")\n",
-		s->stale, s->skewed, s->truncated, s->trunc_depth,
-		s->truncated - s->trunc_depth);
+	report_hdr_begin(&h, f, "records: %" PRIu64 " (%" PRIu64 " bytes of stream),",
+			 s->records, r->stream_bytes);
+	report_hdr_item(&h, "callchains: %" PRIu64 " (%" PRIu64 " in user mode, %" PRIu64
+			" without frames)", s->callchains, s->user_mode, s->empty);
+	report_hdr_end(&h);
+	/* A bare "truncated: N" read as an error: each flag says what it means. */
+	fprintf(f, "# stale: %" PRIu64 " (samples the guest answered without a stack)\n",
+		s->stale);
+	fprintf(f, "# skewed: %" PRIu64 " (stacks taken after the sampled instruction"
+		" had moved on)\n", s->skewed);
+	report_hdr_begin(&h, f, "truncated: %" PRIu64 " (stacks that end before their"
+			 " outermost caller):", s->truncated);
+	report_hdr_item(&h, "at the depth limit %" PRIu64, s->trunc_depth);
+	report_hdr_item(&h, "where the frame-pointer walk ended %" PRIu64,
+			s->truncated - s->trunc_depth);
+	report_hdr_end(&h);
 	if (s->trunc_snapshot)
 		fprintf(f, "#   of them with a user stack snapshot, unwound below: %" PRIu64 "\n",
 			s->trunc_snapshot);
-	if (res && res->user_code)
-		fprintf(f, "# frame-pointer chains cut at a return address outside the image's"
-			" code: %" PRIu64 " (%" PRIu64 " frames)\n", s->cut_samples,
-			s->cut_frames);
+	if (res && res->user_code) {
+		report_hdr_begin(&h, f, "frame-pointer chains cut at a return address outside"
+				 " the image's code:");
+		report_hdr_item(&h, "%" PRIu64 " (%" PRIu64 " frames)", s->cut_samples,
+				s->cut_frames);
+		report_hdr_end(&h);
+	}
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
 		lost += s->losses[i];
-	fprintf(f, "# losses: %" PRIu64, lost);
+	report_hdr_begin(&h, f, "losses: %" PRIu64 " (samples that left no callchain),"
+			 " by reason:", lost);
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
-		fprintf(f, "%s%s %" PRIu64, i ? ", " : " (", pvprof_loss_name(i), s->losses[i]);
-	fprintf(f, ")\n");
-	fprintf(f, "# vCPU events: registered %" PRIu64 ", unregistered %" PRIu64
-		", dropped %" PRIu64 "; unknown records skipped: %" PRIu64 "\n",
-		s->vcpu_events[PVPROF_VCPU_REGISTERED], s->vcpu_events[PVPROF_VCPU_UNREGISTERED],
-		s->vcpu_events[PVPROF_VCPU_DROPPED], s->unknown);
+		report_hdr_item(&h, "%s %" PRIu64, pvprof_loss_name(i), s->losses[i]);
+	report_hdr_end(&h);
+	report_hdr_begin(&h, f, "vCPU events:");
+	report_hdr_item(&h, "registered %" PRIu64, s->vcpu_events[PVPROF_VCPU_REGISTERED]);
+	report_hdr_item(&h, "unregistered %" PRIu64, s->vcpu_events[PVPROF_VCPU_UNREGISTERED]);
+	report_hdr_item(&h, "dropped %" PRIu64, s->vcpu_events[PVPROF_VCPU_DROPPED]);
+	report_hdr_sep(&h, "; ");
+	report_hdr_item(&h, "unknown records skipped: %" PRIu64, s->unknown);
+	report_hdr_end(&h);
 	fprintf(f, "# sideband: %" PRIu64 " messages (%" PRIu64 " bytes), %" PRIu64
-		" rejected\n", s->sideband, s->sideband_bytes, s->sideband_rejected);
+		" rejected as malformed\n", s->sideband, s->sideband_bytes,
+		s->sideband_rejected);
 	if (res && res->describe)
 		res->describe(res->ctx, f);
 	if (res && res->unwind)
@@ -704,37 +798,40 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 		", unsymbolized frames: %" PRIu64 "\n", s->samples, s->frames,
 		s->unsymbolized);
 	if (flt->vcpu >= 0 || flt->pid >= 0 || flt->comm || flt->flags) {
-		fprintf(f, "# filters:");
+		report_hdr_begin(&h, f, "filters:");
 		if (flt->vcpu >= 0)
-			fprintf(f, " vcpu %" PRId64, flt->vcpu);
+			report_hdr_item(&h, "vcpu %" PRId64, flt->vcpu);
+		report_hdr_sep(&h, " ");
 		if (flt->pid >= 0)
-			fprintf(f, " pid %" PRId64, flt->pid);
+			report_hdr_item(&h, "pid %" PRId64, flt->pid);
+		report_hdr_sep(&h, " ");
 		if (flt->comm)
-			fprintf(f, " comm %s", esc_text(flt->comm, esc));
+			report_hdr_item(&h, "comm %s", esc_text(flt->comm, esc));
+		report_hdr_sep(&h, " ");
 		if (flt->flags & REPORT_F_KERNEL_ONLY)
-			fprintf(f, " kernel frames only");
+			report_hdr_item(&h, "kernel frames only");
+		report_hdr_sep(&h, " ");
 		if (flt->flags & REPORT_F_USER_ONLY)
-			fprintf(f, " user frames only");
-		fprintf(f, "\n");
+			report_hdr_item(&h, "user frames only");
+		report_hdr_end(&h);
 	}
-	if (r->start.present) {
-		fprintf(f, "# host counters at start: ");
-		write_host_counters(f, &r->start);
-	}
-	if (r->end_status.present) {
-		fprintf(f, "# host counters at end:   ");
-		write_host_counters(f, &r->end_status);
-	}
+	if (r->start.present)
+		write_host_counters(f, "start", &r->start);
+	if (r->end_status.present)
+		write_host_counters(f, "end", &r->end_status);
 	if (r->start.present && r->end_status.present) {
-		uint64_t acc = status_records(&r->end_status) - status_records(&r->start);
-		uint64_t host_lost = 0;
+		struct report_host_counters start, end;
 
-		for (i = 0; i < PVPROF_LOSS_NR; i++)
-			host_lost += r->end_status.hdr.ctl.losses[i] - r->start.hdr.ctl.losses[i];
-		fprintf(f, "# while recording the host accepted %" PRIu64 " records and counted %"
-			PRIu64 " losses; the stream carried %" PRIu64 " callchains, %" PRIu64
-			" stream overflows and %" PRIu64 " losses\n", acc, host_lost,
-			s->callchains, s->losses[PVPROF_LOSS_STREAM_OVERFLOW], lost);
+		report_host_counters(&r->start, &start);
+		report_host_counters(&r->end_status, &end);
+		report_hdr_begin(&h, f, "while recording, the host accepted %" PRIu64
+				 " records and counted %" PRIu64 " losses;",
+				 end.records - start.records, end.lost - start.lost);
+		report_hdr_item(&h, "the stream carried %" PRIu64 " callchains and %" PRIu64
+				" losses", s->callchains, lost);
+		report_hdr_item(&h, "%" PRIu64 " of them stream overflows",
+				s->losses[PVPROF_LOSS_STREAM_OVERFLOW]);
+		report_hdr_end(&h);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -767,6 +864,29 @@ static int func_cmp(const void *a, const void *b, void *arg)
 }
 
 /**
+ * profile_func_order() - the function table in the order report lists it
+ * @p: the profile
+ * @sort: by self or by total samples, then by the other, then by name
+ *
+ * Return: p->nr_funcs indices into p->funcs, for free(); NULL when out of
+ * memory (printed).
+ */
+uint32_t *profile_func_order(const struct profile *p, enum report_sort sort)
+{
+	uint32_t *order = malloc((p->nr_funcs + 1) * sizeof(*order)), i;
+
+	if (!order) {
+		p_err("out of memory sorting %u functions", p->nr_funcs);
+		return NULL;
+	}
+	for (i = 0; i < p->nr_funcs; i++)
+		order[i] = i;
+	qsort_r(order, p->nr_funcs, sizeof(*order), func_cmp,
+		&(struct func_order){ .funcs = p->funcs, .key = sort });
+	return order;
+}
+
+/**
  * report_write_top() - the functions with the most samples
  * @f: output
  * @p: the profile
@@ -779,17 +899,10 @@ int report_write_top(FILE *f, const struct profile *p, enum report_sort sort,
 		     uint64_t limit)
 {
 	char esc[REPORT_ESC_SIZE], esc_dso[REPORT_ESC_SIZE];
-	uint32_t *order, i;
+	uint32_t *order = profile_func_order(p, sort), i;
 
-	order = malloc((p->nr_funcs + 1) * sizeof(*order));
-	if (!order) {
-		p_err("out of memory sorting %u functions", p->nr_funcs);
+	if (!order)
 		return -1;
-	}
-	for (i = 0; i < p->nr_funcs; i++)
-		order[i] = i;
-	qsort_r(order, p->nr_funcs, sizeof(*order), func_cmp,
-		&(struct func_order){ .funcs = p->funcs, .key = sort });
 	fprintf(f, "#\n# top functions by %s samples%s\n#\n",
 		sort == REPORT_SORT_SELF ? "self" : "total",
 		limit && limit < p->nr_funcs ? "" : " (all)");
@@ -964,16 +1077,41 @@ static const char *sym_comm(void *ctx, uint32_t pid, uint32_t exec_gen)
 	return pvprof_symbolizer_comm(ctx, pid, exec_gen);
 }
 
+/*
+ * The KERNEL message announces the kernel image's symbols, not the
+ * modules'; an entry counts each time it arrives, and the agent sends its
+ * tables again whenever sampling starts again.
+ */
 static void sym_describe(void *ctx, FILE *f)
 {
 	struct pvprof_symbolizer_stats st;
+	uint64_t image;
+	struct report_hdr h;
 
 	pvprof_symbolizer_stats(ctx, &st);
-	fprintf(f, "# symbols from the guest agent: kernel %" PRIu64 " (of %" PRIu64
-		" announced), ELF %" PRIu64 ", processes %" PRIu64 ", mappings %" PRIu64
-		"; agent could not send %" PRIu64 " messages (%" PRIu64 " bytes)\n",
-		st.kernel_syms, st.kernel_syms_expected, st.elf_syms, st.processes,
-		st.mappings, st.agent_lost_messages, st.agent_lost_bytes);
+	image = st.kernel_syms - st.module_syms;
+	report_hdr_begin(&h, f, "symbols from the guest agent:");
+	if (!st.kernel_syms_expected)
+		report_hdr_item(&h, "%" PRIu64 " of the kernel image (none announced)", image);
+	else if (image == st.kernel_syms_expected)
+		report_hdr_item(&h, "%" PRIu64 " of the kernel image (as announced)", image);
+	else if (image < st.kernel_syms_expected)
+		report_hdr_item(&h, "%" PRIu64 " of the kernel image (%" PRIu64 " announced: %"
+				PRIu64 " never arrived)", image, st.kernel_syms_expected,
+				st.kernel_syms_expected - image);
+	else
+		report_hdr_item(&h, "%" PRIu64 " of the kernel image (%" PRIu64 " announced;"
+				" tables sent again count again)", image,
+				st.kernel_syms_expected);
+	report_hdr_item(&h, "%" PRIu64 " of modules", st.module_syms);
+	report_hdr_item(&h, "%" PRIu64 " of ELF files", st.elf_syms);
+	report_hdr_sep(&h, "; ");
+	report_hdr_item(&h, "processes %" PRIu64, st.processes);
+	report_hdr_item(&h, "mappings %" PRIu64, st.mappings);
+	report_hdr_sep(&h, "; ");
+	report_hdr_item(&h, "messages the agent could not send %" PRIu64 " (%" PRIu64
+			" bytes)", st.agent_lost_messages, st.agent_lost_bytes);
+	report_hdr_end(&h);
 }
 
 static int feed_sideband(void *ctx, const struct pvprof_st_view *v, uint64_t off)
@@ -1138,8 +1276,9 @@ static int report_help(void)
 	       "the recording's totals: records, callchains, stale, skewed and truncated\n"
 	       "ones (at the depth limit, or where the frame-pointer walk ended), chains\n"
 	       "cut at a return address outside the image's code, losses by reason,\n"
-	       "sideband messages and rejected ones, and frames left unsymbolized.\n"
-	       "Then the top functions, or the chosen view.\n"
+	       "sideband messages and rejected ones, and frames left unsymbolized;\n"
+	       "kvm-pvprof-report(8), HEADER, explains each line. Lines wrap before 100\n"
+	       "columns. Then the top functions, or the chosen view.\n"
 	       "\n"
 	       "  -i FILE           the recording (default %2$s)\n"
 	       "  --sort self|total order functions by their own samples (default) or\n"
@@ -1160,10 +1299,17 @@ static int report_help(void)
 	       "  --comm NAME       only samples of processes named NAME\n"
 	       "  --kernel          only kernel frames (samples without any are left out)\n"
 	       "  --user            only user frames (samples without any are left out)\n"
+	       "                    When the filters leave no sample, a warning on stderr\n"
+	       "                    names the filter and what the recording has (exit 0)\n"
 	       "  --limit N         functions listed, 0 for all (default %3$d)\n"
+	       "  -j, --json        the header and the function table as one JSON\n"
+	       "                    object on stdout (errors too; not with --callgraph\n"
+	       "                    or --folded); kvm-pvprof-report(8) lists its members\n"
 	       "\n"
 	       "Strings from the guest are escaped: bytes other than printable ASCII\n"
-	       "show as \\xHH, names longer than %4$d bytes are cut and end in '...'.\n",
+	       "show as \\xHH, names longer than %4$d bytes are cut and end in '...'.\n"
+	       "In JSON they are whole, valid UTF-8 kept and other bytes replaced\n"
+	       "by U+FFFD.\n",
 	       bin_name, REPORT_DEFAULT_INPUT, REPORT_DEFAULT_LIMIT, REPORT_NAME_MAX,
 	       FLAMEGRAPH_WIDTH_MIN, FLAMEGRAPH_WIDTH_MAX, FLAMEGRAPH_WIDTH_DEFAULT);
 	return EXIT_OK;
@@ -1186,9 +1332,11 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
 		{ "user", no_argument, NULL, OPT_USER },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	static const char optstring[] = ":i:jh";
 	uint64_t v;
 	int opt, ret;
 
@@ -1197,9 +1345,10 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 	a->limit = REPORT_DEFAULT_LIMIT;
 	a->filter.vcpu = -1;
 	a->filter.pid = -1;
+	scan_json_option(argc, argv, optstring, opts);
 	opterr = 0;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		ret = EXIT_OK;
 		switch (opt) {
 		case 'i':
@@ -1257,6 +1406,9 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		case OPT_LIMIT:
 			ret = parse_u64("--limit", optarg, 0, UINT32_MAX, &a->limit);
 			break;
+		case 'j':
+			json_output = true;
+			break;
 		case 'h':
 			*helped = true;
 			return report_help();
@@ -1276,6 +1428,9 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		return usage_err("report: give --callgraph or --folded, not both");
 	if (!a->flamegraph && (a->fg.title || a->fg.width || a->fg.inverted))
 		return usage_err("report: --title, --width and --inverted need --flamegraph OUT.svg");
+	if (json_output && (a->callgraph || a->folded))
+		return usage_err("report: -j gives the header and the function table;"
+				 " %s has no JSON form", a->callgraph ? "--callgraph" : "--folded");
 	return expect_operands(argc, argv, 0, "no operand");
 }
 
@@ -1309,9 +1464,11 @@ int do_report(int argc, char **argv)
 	struct pvprof_symbolizer *sym;
 	struct report_pprof *pprof = NULL;
 	struct report_resolver res;
+	char **warnings = NULL;
 	FILE *svg = NULL;
 	struct recording r;
 	struct profile p;
+	int nr_warnings = 0, i;
 	bool helped;
 	int ret;
 
@@ -1348,7 +1505,22 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 		goto free_profile;
 	}
-	if (a.folded) {
+	nr_warnings = report_filter_warnings(&r, &p, &a.filter, &res, &warnings);
+	if (nr_warnings < 0) {
+		nr_warnings = 0;
+		ret = EXIT_FAILED;
+		goto free_profile;
+	}
+	if (json_output) {
+		struct report_json j = {
+			.path = a.input, .r = &r, .p = &p, .flt = &a.filter, .res = &res,
+			.sym = sym, .sort = a.sort, .limit = a.limit,
+			.warnings = warnings, .nr_warnings = (size_t)nr_warnings,
+		};
+
+		if (report_write_json(stdout, &j))
+			ret = EXIT_FAILED;
+	} else if (a.folded) {
 		if (report_write_header(stderr, a.input, &r, &p, &a.filter, &res) ||
 		    report_write_folded(stdout, &p))
 			ret = EXIT_FAILED;
@@ -1364,7 +1536,11 @@ int do_report(int argc, char **argv)
 		p_err("write the report: %s", strerror(errno));
 	else if (pprof && report_pprof_write(pprof, a.input, &r, &p, &a.filter, &res))
 		ret = EXIT_FAILED;
+	/* Last, where a reader of the terminal sees them; -j has them inside. */
+	for (i = 0; i < nr_warnings && !json_output; i++)
+		fprintf(stderr, "Warning: %s\n", warnings[i]);
 free_profile:
+	report_filter_warnings_free(warnings, nr_warnings);
 	profile_free(&p);
 	report_unwind_free(res.unwind);
 	pvprof_symbolizer_free(sym);
@@ -1392,10 +1568,14 @@ static int script_help(void)
 	       "a line \"COMM PID/TID [VCPU] SECONDS: PERIOD EVENT:\", one line per frame\n"
 	       "(\"ADDRESS SYMBOL+OFFSET (DSO)\", innermost first, kernel frames before\n"
 	       "user frames), and a blank line. FlameGraph's stackcollapse-perf.pl and\n"
-	       "speedscope read it. Guest strings are escaped (\\xHH), spaces and\n"
-	       "parentheses in them included.\n"
+	       "speedscope read it. Guest strings are escaped (\\xHH), and so are the\n"
+	       "characters these tools split on: spaces, parentheses, ';' and the '>'\n"
+	       "of \"->\".\n"
 	       "\n"
-	       "  -i FILE     the recording (default %2$s)\n",
+	       "  -i FILE     the recording (default %2$s)\n"
+	       "\n"
+	       "-j is refused, before the command as after it: this output is text\n"
+	       "for the tools above; 'report -j' gives the profile as JSON.\n",
 	       bin_name, REPORT_DEFAULT_INPUT);
 	return EXIT_OK;
 }
@@ -1403,9 +1583,11 @@ static int script_help(void)
 int do_script(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	static const char optstring[] = ":i:jh";
 	struct report_filter flt = { .vcpu = -1, .pid = -1 };
 	const char *input = REPORT_DEFAULT_INPUT;
 	struct pvprof_symbolizer *sym;
@@ -1413,12 +1595,15 @@ int do_script(int argc, char **argv)
 	struct recording r;
 	int opt, ret;
 
+	scan_json_option(argc, argv, optstring, opts);
 	opterr = 0;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			input = optarg;
+			break;
+		case 'j':
 			break;
 		case 'h':
 			return script_help();
@@ -1431,6 +1616,15 @@ int do_script(int argc, char **argv)
 	ret = expect_operands(argc, argv, 0, "no operand");
 	if (ret)
 		return ret;
+	/*
+	 * Its output is perf script's text, for the tools that read that; a
+	 * JSON form of every sample would be another format to maintain, and
+	 * report -j has the profile.
+	 */
+	if (json_output)
+		return usage_err("script: -j is not supported: script prints perf script's text "
+				 "(for stackcollapse-perf.pl, speedscope); 'report -j' gives the "
+				 "profile as JSON");
 	ret = report_open(input, &r);
 	if (ret)
 		return ret;

@@ -19,6 +19,8 @@
 
 /* Longest guest string shown, in bytes before escaping. */
 #define REPORT_NAME_MAX		255
+/* Header lines wrap before this many columns (guest strings aside). */
+#define REPORT_HEADER_WIDTH	100
 
 /**
  * struct report_sym - what is known about one frame's address
@@ -331,6 +333,44 @@ int report_sample_frames(const struct report_resolver *res,
 void report_frame_resolve(const struct report_resolver *res,
 			  const struct report_frames *fr, uint32_t i, uint32_t pid,
 			  uint32_t exec_gen, struct report_sym *sym);
+
+/**
+ * struct report_host_counters - a STATUS section of the recording, summed
+ * @samples: samples the host took, all vCPUs
+ * @notices: notices it wrote
+ * @records: callchain records it accepted
+ * @nmis: pvprof NMIs it injected
+ * @lost: its losses, all reasons
+ * @sideband_bytes: sideband bytes it accepted
+ * @sideband_refused: sideband messages it refused
+ */
+struct report_host_counters {
+	uint64_t samples, notices, records, nmis, lost;
+	uint64_t sideband_bytes, sideband_refused;
+};
+
+void report_host_counters(const struct recording_status *st,
+			  struct report_host_counters *c);
+uint32_t *profile_func_order(const struct profile *p, enum report_sort sort);
+
+/**
+ * struct report_hdr - a header line being written (report_hdr_begin())
+ * @f: output
+ * @col: columns written on the current line
+ * @sep: what goes before the next item
+ */
+struct report_hdr {
+	FILE *f;
+	size_t col;
+	const char *sep;
+};
+
+void report_hdr_begin(struct report_hdr *h, FILE *f, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void report_hdr_item(struct report_hdr *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void report_hdr_sep(struct report_hdr *h, const char *sep);
+void report_hdr_end(struct report_hdr *h);
 
 /* Writers; each returns 0, or -1 when the output could not be written. */
 int report_write_header(FILE *f, const char *path, const struct recording *r,

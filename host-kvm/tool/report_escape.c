@@ -16,17 +16,21 @@
 enum esc_format {
 	ESC_TEXT,	/* terminal */
 	ESC_FOLDED,	/* ';' separates frames */
-	ESC_SCRIPT,	/* spaces and parentheses delimit fields */
+	ESC_SCRIPT,	/* spaces and parentheses delimit fields; ';', "->" */
 	ESC_XML,	/* markup characters become entities */
 };
 
-static bool esc_needs_hex(unsigned char c, enum esc_format fmt)
+/* @prev: the byte before @c in the input, 0 at the start. */
+static bool esc_needs_hex(unsigned char c, unsigned char prev, enum esc_format fmt)
 {
 	if (c < 0x20 || c >= 0x7f || c == '\\')
 		return true;
-	if (fmt == ESC_FOLDED && c == ';')
+	if ((fmt == ESC_FOLDED || fmt == ESC_SCRIPT) && c == ';')
 		return true;
 	if (fmt == ESC_SCRIPT && (c == ' ' || c == '(' || c == ')'))
+		return true;
+	/* stackcollapse-perf.pl splits a function at "->" (inlined frames). */
+	if (fmt == ESC_SCRIPT && c == '>' && prev == '-')
 		return true;
 	return false;
 }
@@ -58,7 +62,7 @@ static char *escape(const char *s, char *out, enum esc_format fmt)
 
 			memcpy(o, ent, n);
 			o += n;
-		} else if (esc_needs_hex(c, fmt)) {
+		} else if (esc_needs_hex(c, i ? (unsigned char)s[i - 1] : 0, fmt)) {
 			*o++ = '\\';
 			*o++ = 'x';
 			*o++ = hex[c >> 4];
@@ -104,7 +108,10 @@ char *esc_folded(const char *s, char *out)
  * @s: the string
  * @out: REPORT_ESC_SIZE bytes
  *
- * Return: @out, without spaces or parentheses, which delimit the fields.
+ * Return: @out, without spaces or parentheses, which delimit the fields, and
+ * without the separators stackcollapse-perf.pl gives a meaning inside one:
+ * ';' (it joins frames with it, and takes the command name as it is) and
+ * the '>' of "->" (it splits a function there into inlined frames).
  */
 char *esc_script(const char *s, char *out)
 {

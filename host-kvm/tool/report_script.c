@@ -12,8 +12,10 @@
  * stackcollapse-perf.pl takes a line that starts with a non-blank word and
  * then "PID/TID" as a sample header, a line that starts with blanks, a hex
  * word, a function and " (DSO)" with no blank in DSO as a frame, and a
- * blank line as the end of a sample.  Guest strings are escaped so that
- * none of them can end a field, a line or a sample early.
+ * blank line as the end of a sample; it joins the command name and the
+ * frames with ';' and splits a function at "->" (inlined frames).  Guest
+ * strings are escaped so that none of them can end a field, a line or a
+ * sample early, nor become more than one frame.
  */
 #include <inttypes.h>
 #include <stdio.h>

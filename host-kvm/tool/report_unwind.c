@@ -494,7 +494,7 @@ void report_frame_resolve(const struct report_resolver *res,
 }
 
 /**
- * report_unwind_describe() - the header line on user stacks
+ * report_unwind_describe() - the header line on user stacks (wrapped)
  * @ru: the state
  * @f: output
  *
@@ -504,6 +504,7 @@ void report_frame_resolve(const struct report_resolver *res,
 void report_unwind_describe(const struct report_unwind *ru, FILE *f)
 {
 	const struct report_unwind_stats *st = &ru->st;
+	struct report_hdr h;
 	uint64_t fp = 0;
 	int i;
 
@@ -511,13 +512,14 @@ void report_unwind_describe(const struct report_unwind *ru, FILE *f)
 		return;
 	for (i = 0; i < REPORT_UW_NR; i++)
 		fp += st->fallback[i];
-	fprintf(f, "# user stacks: %" PRIu64 " unwound with DWARF CFI (%" PRIu64
-		" to the outermost frame), %" PRIu64 " by frame pointers", st->unwound,
-		st->outermost, fp);
+	report_hdr_begin(&h, f, "user stacks: %" PRIu64 " unwound with DWARF CFI (%" PRIu64
+			 " to the outermost frame),", st->unwound, st->outermost);
+	report_hdr_item(&h, "%" PRIu64 " by frame pointers", fp);
+	report_hdr_sep(&h, " ");
 	for (i = 0; i < REPORT_UW_NR; i++)
-		fprintf(f, "%s%s %" PRIu64, i ? ", " : " (", report_uw_fallback_name(i),
-			st->fallback[i]);
-	fprintf(f, ")\n");
+		report_hdr_item(&h, "%s%s %" PRIu64 "%s", i ? "" : "(", report_uw_fallback_name(i),
+				st->fallback[i], i == REPORT_UW_NR - 1 ? ")" : "");
+	report_hdr_end(&h);
 }
 
 /**

@@ -313,6 +313,8 @@ static int add_ksyms(struct pvprof_symbolizer *s, const void *msg, size_t len)
 {
 	char module[PVPROF_SB_MODULE_NAME_SIZE + 1];
 	struct kimage *img = &s->kernel;
+	uint64_t before = s->st.kernel_syms;
+	int ret;
 
 	copy_padded(module, (const char *)msg + offsetof(struct pvprof_sb_ksyms, module),
 		    PVPROF_SB_MODULE_NAME_SIZE);
@@ -321,7 +323,11 @@ static int add_ksyms(struct pvprof_symbolizer *s, const void *msg, size_t len)
 		if (!img)
 			return -ENOMEM;
 	}
-	return add_symbols(s, &img->syms, msg, len, &s->st.kernel_syms);
+	ret = add_symbols(s, &img->syms, msg, len, &s->st.kernel_syms);
+	/* The KERNEL message announces the image's symbols only. */
+	if (module[0])
+		s->st.module_syms += s->st.kernel_syms - before;
+	return ret;
 }
 
 static int base_cmp(const void *a, const void *b)

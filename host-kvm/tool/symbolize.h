@@ -57,7 +57,8 @@ struct pvprof_sym {
  * struct pvprof_symbolizer_stats - what the symbolizer has taken in
  * @messages: sideband messages accepted
  * @rejected: messages refused by the framing or payload rules
- * @kernel_syms: kernel and module symbol entries received
+ * @kernel_syms: kernel and module symbol entries received (each time sent)
+ * @module_syms: of those, the modules' entries
  * @elf_syms: ELF symbol entries received
  * @processes: process images known
  * @mappings: mapping messages accepted
@@ -71,6 +72,7 @@ struct pvprof_symbolizer_stats {
 	uint64_t messages;
 	uint64_t rejected;
 	uint64_t kernel_syms;
+	uint64_t module_syms;
 	uint64_t elf_syms;
 	uint64_t processes;
 	uint64_t mappings;

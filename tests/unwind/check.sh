@@ -106,7 +106,10 @@ for link in $links; do
 			perf_agrees "$perf_total" "$perf_commonest"
 		measured+=" (perf $perf_ok/$perf_total)"
 	done < "$out/chains.txt"
-	grep -m1 '^# user stacks' "$out/report.txt" > "$out/user-stacks.txt" 2>/dev/null
+	# The header line, with the "#   " lines it wraps onto joined.
+	awk '/^# user stacks/ { line = $0; while ((getline next_line) > 0 && next_line ~ /^#   /)
+		line = line " " substr(next_line, 5); print line; exit }' \
+		"$out/report.txt" > "$out/user-stacks.txt" 2>/dev/null
 	echo "  measured: $link:$measured; $(cat "$out/user-stacks.txt" 2>/dev/null)"
 done
 

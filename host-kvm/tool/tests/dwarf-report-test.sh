@@ -49,11 +49,27 @@ expect_folded() {
 		"$bin" report -i "$2" --folded >/dev/null 2>&1; echo $?))"
 }
 
-# expect_header NAME FIXED: report's header (of the last report_of) holds FIXED.
+# expect_header NAME FIXED: report's header (of the last report_of), its
+# wrapped lines joined, holds FIXED.
 expect_header() {
+	local ok=1 unwrapped
+	# Long header lines wrap before 100 columns onto "#   " lines.
+	unwrapped=$(sed -e ':a' -e 'N' -e '$!ba' -e 's/\n#   / /g' "$tmp/hdr")
+	grep -qF -- "$2" <<<"$unwrapped" && ok=0
+	check "$1" $ok "header: $(grep 'user stacks' <<<"$unwrapped" || echo 'no user stacks line')"
+}
+
+# expect_json_stacks NAME DATA JSON: report -j of DATA has user_stacks
+# members with the values of the JSON object given.
+expect_json_stacks() {
 	local ok=1
-	grep -qF -- "$2" "$tmp/hdr" && ok=0
-	check "$1" $ok "header: $(grep 'user stacks' "$tmp/hdr" || echo 'no user stacks line')"
+	"$bin" report -j -i "$2" >"$tmp/json" 2>/dev/null &&
+		"$python" -c '
+import json, sys
+got, want = json.load(open(sys.argv[1]))["user_stacks"], json.loads(sys.argv[2])
+sys.exit(0 if all(got[k] == v for k, v in want.items()) else "user_stacks %r" % got)
+' "$tmp/json" "$3" && ok=0
+	check "$1" $ok "$(head -c 300 "$tmp/json")"
 }
 
 echo "== fixtures"
@@ -87,6 +103,8 @@ for b in dyn static; do
 		'^fixture;_start;__libc_start_main;([^;]+;)?main;fx_a;fx_b;fx_c 1$'
 	expect_header "$b chain: header counts the unwound stack" \
 		"# user stacks: 1 unwound with DWARF CFI (1 to the outermost frame), 0 by frame pointers (no tables 0, tables incomplete 0, memory 0, error 0, no caller 0)"
+	expect_json_stacks "$b chain: report -j counts the unwound stack" "$tmp/$b-chain.data" \
+		'{"snapshots": 1, "unwound": 1, "outermost": 1, "frame_pointers": 0}'
 	"$bin" script -i "$tmp/$b-chain.data" >"$tmp/script" 2>&1
 	syms=$(awk 'NR > 1 && NF { sub(/\+0x[0-9a-f]+$/, "", $2); print $2 }' "$tmp/script" |
 	       paste -sd' ')
@@ -112,6 +130,10 @@ for b in dyn static; do
 		cp "$tmp/out" "$tmp/nounwind.folded"
 		expect_header "$b $c without UNWIND messages: counted as no tables" \
 			"# user stacks: 0 unwound with DWARF CFI (0 to the outermost frame), 1 by frame pointers (no tables 1, tables incomplete 0, memory 0, error 0, no caller 0)"
+		expect_json_stacks "$b $c without UNWIND messages: report -j counts no tables" \
+			"$tmp/$b-$c-nounwind.data" '{"unwound": 0, "frame_pointers": 1,
+			"frame_pointers_by_reason": {"no_tables": 1, "tables_incomplete": 0,
+			"memory": 0, "error": 0, "no_caller": 0}}'
 		report_of "$tmp/$b-$c-fp.data"
 		ok=1
 		cmp -s "$tmp/out" "$tmp/nounwind.folded" && ! grep -q 'user stacks' "$tmp/hdr" && ok=0

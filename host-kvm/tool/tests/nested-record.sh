@@ -12,7 +12,8 @@
 #   (tests/nested/run-l1 --kvm pvprof -- host-kvm/tool/tests/nested-record.sh)
 #
 # Checks: record enables and restores (also on SIGINT, and leaves a VM that
-# was sampled before as it was); the recording's callchains balance with the
+# was sampled before as it was); record -j's summary, in both placements,
+# is the recording's; the recording's callchains balance with the
 # host's counters (every record accepted while recording is in the file or
 # counted as a stream overflow, sideband bytes equal the host's, stream
 # losses within the host's); report names the guest's functions and
@@ -35,32 +36,29 @@ status_json() {
 }
 
 # check_py NAME PYTHON: runs PYTHON with s = status -j (dict) and r = the
-# report header fields of $tmp/report.txt (dict); it exits non-zero with a
-# reason when a check fails.
+# report's counts from $tmp/report.json, report -j of the last report_of
+# (dict); it exits non-zero with a reason when a check fails.
 check_py() {
 	local name=$1 code=$2 why
 	if ! status_json; then
 		fail "$name" "status -j failed: $(head -c 300 "$tmp/status.err")"
 		return
 	fi
-	if why=$("$python" - "$tmp/status.json" "$tmp/report.txt" "$code" <<'EOF' 2>&1
-import json, re, sys
+	if why=$("$python" - "$tmp/status.json" "$tmp/report.json" "$code" <<'EOF' 2>&1
+import json, sys
 s = json.load(open(sys.argv[1]))
-text = open(sys.argv[2]).read()
-def num(pattern):
-    m = re.search(pattern, text, re.M)
-    if not m:
-        sys.exit("report lacks " + pattern)
-    return [int(x) for x in m.groups()]
-r = {}
-r["callchains"], = num(r"^# records: \d+ \(\d+ bytes of stream\), callchains: (\d+)")
-r["losses"] = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", re.search(r"^# losses: \d+ \((.*)\)$", text, re.M).group(1))}
-r["sideband"], r["sideband_bytes"], r["rejected"] = num(r"^# sideband: (\d+) messages \((\d+) bytes\), (\d+) rejected")
-r["frames"], r["unsymbolized"] = num(r"^# samples shown: \d+, frames: (\d+), unsymbolized frames: (\d+)")
-keys = ["samples", "notices", "records", "nmis", "lost", "sb", "refused"]
-pat = r"samples (\d+), notices (\d+), records (\d+), NMIs (\d+), losses (\d+), sideband bytes (\d+), refused (\d+)"
-r["start"] = dict(zip(keys, num(r"^# host counters at start: " + pat)))
-r["end"] = dict(zip(keys, num(r"^# host counters at end: +" + pat)))
+j = json.load(open(sys.argv[2]))
+r = {"callchains": j["callchains"], "losses": j["losses"],
+     "sideband": j["sideband"]["messages"], "sideband_bytes": j["sideband"]["bytes"],
+     "rejected": j["sideband"]["rejected"], "frames": j["frames"],
+     "unsymbolized": j["unsymbolized_frames"]}
+for when in ("start", "end"):
+    c = j["host_counters"][when]
+    if c is None:
+        sys.exit("the report has no host counters at " + when)
+    r[when] = {"samples": c["samples"], "notices": c["notices"], "records": c["records"],
+               "nmis": c["nmis"], "lost": c["lost"], "sb": c["sideband_bytes"],
+               "refused": c["sideband_refused"]}
 try:
     exec(sys.argv[3])
 except AssertionError as e:
@@ -73,11 +71,13 @@ EOF
 	fi
 }
 
-# report_of NAME FILE [ARGS...]: report -i FILE into $tmp/report.txt.
+# report_of NAME FILE [ARGS...]: report -i FILE into $tmp/report.txt, and
+# report -j into $tmp/report.json.
 report_of() {
 	local name=$1 file=$2
 	shift 2
-	if "$bin" report -i "$file" "$@" >"$tmp/report.txt" 2>"$tmp/report.err"; then
+	if "$bin" report -i "$file" "$@" >"$tmp/report.txt" 2>"$tmp/report.err" &&
+	   "$bin" report -j -i "$file" "$@" >"$tmp/report.json" 2>>"$tmp/report.err"; then
 		pass "$name"
 	else
 		fail "$name" "exit status $?: $(head -c 300 "$tmp/report.err")"
@@ -197,6 +197,46 @@ if why=$(perl -e '
 else
 	fail "script: stackcollapse-perf.pl rules" "${why:0:300}"
 fi
+
+echo "== record -j: the summary as JSON on stdout, in both placements"
+# record_json NAME FILE ARGS...: kvm-pvprof ARGS (a record into FILE)
+# exits 0 with one line of JSON on stdout and nothing on stderr (not a
+# terminal: no progress line), and the summary's counts are the
+# recording's, as report -j reads them.
+record_json() {
+	local name=$1 file=$2 why rc
+	shift 2
+	"$bin" "$@" >"$tmp/summary.json" 2>"$tmp/summary.err"
+	rc=$?
+	"$bin" report -j -i "$file" >"$tmp/summary-report.json" 2>>"$tmp/summary.err"
+	if [ "$rc" != 0 ] || [ -s "$tmp/summary.err" ]; then
+		fail "$name" "exit $rc: $(head -c 300 "$tmp/summary.err")"
+	elif why=$("$python" - "$tmp/summary.json" "$tmp/summary-report.json" "$file" <<'EOF' 2>&1
+import json, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+if text.count("\n") != 1 or not text.endswith("\n"):
+    sys.exit("not one line: %r" % text[:300])
+s, r = json.loads(text), json.load(open(sys.argv[2]))
+assert s["output"] == sys.argv[3] and s["stopped"] == "duration elapsed", (s["output"], s["stopped"])
+assert s["callchains"] > 0, s
+for k, v in (("callchains", r["callchains"]), ("stream_records", r["stream_records"]),
+             ("stream_bytes", r["stream_bytes"]), ("lost", r["lost"]), ("losses", r["losses"]),
+             ("sideband", {"messages": r["sideband"]["messages"], "bytes": r["sideband"]["bytes"]}),
+             ("duration_ns", r["recorded"]["duration_ns"])):
+    assert s[k] == v, "%s: summary %r, recording %r" % (k, s[k], v)
+print("%d callchains, %d stream records, %d lost" % (s["callchains"], s["stream_records"], s["lost"]))
+EOF
+); then
+		pass "$name ($why)"
+	else
+		fail "$name" "${why:0:500}"
+	fi
+}
+record_json "record -j -d 2: the summary is the recording's" "$tmp/json-after.data" \
+	record -j -d 2 -o "$tmp/json-after.data" "$gpid"
+record_json "-j record -d 2: the same" "$tmp/json-before.data" \
+	-j record -d 2 -o "$tmp/json-before.data" "$gpid"
+check_py "record -j: sampling disabled again" 'assert s["enabled"] is False'
 
 echo "== Ctrl-C"
 "$bin" record -o "$tmp/int.data" "$gpid" 2>"$tmp/int.err" &

@@ -202,7 +202,7 @@ cp "$tmp/p.pb.gz" "$tmp/golden.pb.gz"
 raw_has "golden -raw: cpu-clock at 1000 Hz is 1 ms a sample; comments are report's header" golden.pb.gz \
 	'^PeriodType: cpu nanoseconds$' '^Period: 1000000$' '^samples/count cpu/nanoseconds$' \
 	'^ +4 +4000000: ' '^Comment: samples shown: 11, frames: 158, unsymbolized frames: 64$' \
-	'^Comment: losses: 6 \(notice_ring_full 2, throttled 3,'
+	'^Comment: losses: 6 \(samples that left no callchain\), by reason: notice_ring_full 2, throttled 3,'
 raw_has "golden -raw: labels vm, comm, pid, tid, vcpu; pid 0 and vCPU 0 kept" golden.pb.gz \
 	'comm:\[writer\] vm:\[4242\]' 'pid:\[100 pid\] tid:\[101 tid\] vcpu:\[1 vcpu\]' \
 	'comm:\[swapper\]' 'pid:\[0 pid\] tid:\[0 tid\] vcpu:\[1 vcpu\]' \

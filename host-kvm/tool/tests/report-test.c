@@ -1189,7 +1189,8 @@ static void test_fp_honest(const char *dir)
 	expect_in("fp honest: the header counts the cut samples and frames", hdr,
 		  "# frame-pointer chains cut at a return address outside the image's code: 1 (3 frames)\n");
 	expect_in("fp honest: truncated by depth limit and by walk end", hdr,
-		  "# stale: 0, skewed: 0, truncated: 3 (depth limit 1, frame-pointer walk ended 2)\n");
+		  "# truncated: 3 (stacks that end before their outermost caller): at the depth"
+		  " limit 1,\n#   where the frame-pointer walk ended 2\n");
 	expect_in("fp honest: kernel frames outside kallsyms in folded stacks", folded,
 		  "writer;main;write_loop;do_syscall_64;[kernel.kallsyms]+0x10;"
 		  "[kernel.kallsyms]-0x40;[kernel.kallsyms]+0x200000 1\n");

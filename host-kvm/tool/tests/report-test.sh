@@ -82,10 +82,12 @@ if [ "$rc" != 0 ]; then
 	fail "report --folded" "exit status $rc: $(head -c 300 "$tmp/folded.err")"
 else
 	compare "report --folded: stacks on stdout" "$tmp/folded" cli-folded.txt
-	if grep -q '^# losses: 6 (notice_ring_full 2, throttled 3' "$tmp/folded.err" &&
-	   grep -q '^# stale: 1, skewed: 1, truncated: 1 (depth limit 0, frame-pointer walk ended 1)$' "$tmp/folded.err" &&
+	if grep -q '^# losses: 6 (samples that left no callchain), by reason: notice_ring_full 2, throttled 3,$' "$tmp/folded.err" &&
+	   grep -q '^# stale: 1 (' "$tmp/folded.err" && grep -q '^# skewed: 1 (' "$tmp/folded.err" &&
+	   grep -q '^# truncated: 1 (stacks that end before their outermost caller): at the depth limit 0,$' "$tmp/folded.err" &&
+	   grep -q '^#   where the frame-pointer walk ended 1$' "$tmp/folded.err" &&
 	   grep -q "^# frame-pointer chains cut at a return address outside the image's code: 0 (0 frames)\$" "$tmp/folded.err" &&
-	   grep -q '^# sideband: 8 messages (849 bytes), 1 rejected$' "$tmp/folded.err" &&
+	   grep -q '^# sideband: 8 messages (849 bytes), 1 rejected as malformed$' "$tmp/folded.err" &&
 	   grep -q 'unsymbolized frames: 64$' "$tmp/folded.err"; then
 		pass "report --folded: header with losses, flags, sideband, unsymbolized on stderr"
 	else
@@ -226,7 +228,7 @@ fi
 
 echo "== help"
 expect_help "help: record" "Usage: kvm-pvprof record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT]" record help
-expect_help "help: record --call-graph" "[--call-graph fp|dwarf[,SIZE]] VM" record help
+expect_help "help: record --call-graph and -j" "[--call-graph fp|dwarf[,SIZE]] [-j] VM" record help
 expect_help "help: report" "--flamegraph OUT.svg" report --help
 expect_help "help: script" "stackcollapse-perf.pl" help script
 expect_help "help: top level lists record, report, script" "record, report, script" help

@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The JSON side of kvm-pvprof's tests, driven by json-test.sh, where
+ * Python's json module is the judge:
+ *
+ *   json-test strings    for each line of hex on stdin, the bytes it
+ *                        spells written as one JSON string (json.c)
+ *   json-test gen FILE   write the hostile recording to FILE, and on stdout
+ *                        its manifest: what it was built with, guest
+ *                        strings in hex (see gen_manifest())
+ *   json-test header FILE
+ *                        report's header of FILE with every count of the
+ *                        profile made 12 digits long and every filter set,
+ *                        for the test that lines fit 100 columns
+ *   json-test summary FILE text|json
+ *                        the summary record would have printed when it
+ *                        wrote FILE: each STREAM section is one read of
+ *                        the stream, counted by record's own function
+ *                        (record_summary.c), then written by it
+ *
+ * The hostile recording: nine processes whose command names hold ';',
+ * "->", quotes, backslashes, spaces, parentheses, control bytes, C1
+ * controls, U+2028, valid and ill-formed UTF-8; user and kernel symbols and
+ * a mapping path with the same, a 255-byte name of two-byte characters; a
+ * module; samples on two vCPUs in kernel and user mode; losses of three
+ * reasons.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sideband.h"
+#include "core/stream.h"
+#include "host-kvm/tool/json.h"
+#include "host-kvm/tool/record_summary.h"
+#include "host-kvm/tool/recording.h"
+#include "host-kvm/tool/report.h"
+#include "host-kvm/tool/symbolize.h"
+#include "recgen.h"
+
+static int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Each stdin line is hex ("" for the empty string); no NUL in it. */
+static int strings(void)
+{
+	char line[8192], bytes[4097];
+	size_t n, i;
+
+	while (fgets(line, sizeof(line), stdin)) {
+		n = strcspn(line, "\n");
+		if (n % 2 || n / 2 >= sizeof(bytes)) {
+			fprintf(stderr, "json-test: bad hex line of %zu characters\n", n);
+			return 2;
+		}
+		for (i = 0; i < n / 2; i++) {
+			int hi = hex_digit(line[2 * i]), lo = hex_digit(line[2 * i + 1]);
+
+			if (hi < 0 || lo < 0 || (!hi && !lo)) {
+				fprintf(stderr, "json-test: bad hex or NUL at %zu\n", 2 * i);
+				return 2;
+			}
+			bytes[i] = (char)(hi << 4 | lo);
+		}
+		bytes[n / 2] = '\0';
+		json_write_string(stdout, bytes);
+		putchar('\n');
+	}
+	return fflush(stdout) ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The hostile recording                                               */
+/* ------------------------------------------------------------------ */
+
+#define NR_VCPUS	2
+#define K(n)		((uint64_t)0xffffffff81000000ULL + (n) * 0x100)
+#define MOD_BASE	((uint64_t)0xffffffffc0000000ULL)
+#define U_BASE		0x0000555555554000ULL
+#define U(n)		(U_BASE + (n) * 0x40)
+
+static const char *const comms[] = {	/* pids 101.. */
+	"semi;colon",
+	"arrow->x;y",
+	"quo\"te\\back",
+	"ctl\x01\x1b[\x7f",
+	"bad\xff\xfeutf8",
+	"caf\xc3\xa9 \xe2\x80\xa8",
+	"sp ace(1)",
+	"\xc2\x85nel\xc2\x9b",
+	"cut\xe2\x82x",
+};
+#define NR_PROCS	(sizeof(comms) / sizeof(comms[0]))
+
+/* Kernel symbols at K(1).., then a boundary symbol past the last one. */
+static const char *const ksyms[] = {
+	"k;semi", "k\"quote\\", "k->arrow", "do_syscall_64", "k\x01\x7f\xc2\x80",
+	"k_boundary",
+};
+#define NR_KSYMS	(sizeof(ksyms) / sizeof(ksyms[0]))
+static const char module_name[] = "hostile_mod";
+static const char module_sym[] = "mod;fn->x \"(m)\"";
+
+/* ELF symbols at U(1).., each 0x40 bytes; [0] is every sample's outermost. */
+static char long_utf8[256];
+static const char *usyms[] = {
+	"main",
+	"fn;semi",
+	"operator->",
+	"std::vector<int>::operator->() const",
+	"fn\"quote\\back",
+	"fn\x01\x1f\x7f\xc2\x9b" "ctl",
+	"fn\xff\xc0\x80" "bad",
+	"caf\xc3\xa9_\xe2\x80\xa9",
+	"a->b->c",
+	long_utf8,
+};
+#define NR_USYMS	(sizeof(usyms) / sizeof(usyms[0]))
+static const char dso_path[] = "/opt/h;ost\"ile dir/lib->(x).so";
+/* The libvirt domain: from the host, not the guest, but any byte but NUL. */
+#define VM_DOMAIN	"dom\"ain\\with;odd\x01" "bytes\xff"
+
+static const struct {
+	uint32_t reason;
+	uint64_t count;
+} losses[] = {
+	{ PVPROF_LOSS_THROTTLED, 4 },
+	{ PVPROF_LOSS_STREAM_OVERFLOW, 2 },
+	{ PVPROF_LOSS_SLOT_BUSY, 1 },
+};
+
+/*
+ * Process i (pid 101 + i) has i + 1 samples on vCPU i % 2: user mode for
+ * odd i (the user frames only), kernel mode for even i (two kernel frames,
+ * the module's for i == 4, above the user ones).  The user frames are
+ * usyms[1 + i % (NR_USYMS - 1)] innermost, then main.
+ */
+struct sample {
+	uint32_t vcpu, pid, count, flags;
+	uint16_t nr_kernel, nr_user;
+	uint64_t frames[4];
+};
+
+static void sample_of(uint32_t i, struct sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->vcpu = i % NR_VCPUS;
+	s->pid = 101 + i;
+	s->count = i + 1;
+	if (i % 2) {
+		s->flags = PVPROF_REC_F_USER;
+	} else {
+		s->nr_kernel = 2;
+		s->frames[0] = i == 4 ? MOD_BASE + 0x100 : K(1 + (i / 2) % (NR_KSYMS - 1));
+		s->frames[1] = K(4);		/* do_syscall_64 */
+	}
+	s->nr_user = 2;
+	s->frames[s->nr_kernel] = U(2 + i % (NR_USYMS - 1));
+	s->frames[s->nr_kernel + 1] = U(1);	/* main */
+}
+
+static void gen_sample(struct gen *g, const struct sample *s)
+{
+	uint64_t rec_buf[(sizeof(struct pvprof_record) + 8 * 4) / 8];
+	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
+	struct pvprof_notice_facts facts = { 0 };
+	uint32_t nr = (uint32_t)s->nr_kernel + s->nr_user;
+
+	memset(rec_buf, 0, sizeof(rec_buf));
+	rec->seq = ++g->seq;
+	rec->time_ns = g->time_ns;
+	rec->pid = s->pid;
+	rec->tid = s->pid;
+	rec->exec_gen = 1;
+	rec->flags = s->flags;
+	rec->nr_kernel = s->nr_kernel;
+	rec->nr_user = s->nr_user;
+	rec->size = (uint16_t)(sizeof(*rec) + 8 * nr);
+	memcpy(rec->frames, s->frames, 8 * nr);
+	facts.ip = s->frames[0];
+	facts.cpl = (s->flags & PVPROF_REC_F_USER) ? 3 : 0;
+	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len,
+					   s->vcpu, g->time_ns, &facts, rec));
+}
+
+static void gen_symbols(struct gen *g)
+{
+	uint8_t msg[PVPROF_SIDEBAND_MAX_SIZE];
+	struct pvprof_sb_kernel *k = (void *)msg;
+	struct pvprof_sb_module *mod = (void *)msg;
+	struct pvprof_sb_ksyms *ks = (void *)msg;
+	struct pvprof_sb_mmap *m = (void *)msg;
+	struct pvprof_sb_elf_syms *e = (void *)msg;
+	struct pvprof_sb_sym_writer w;
+	uint32_t i;
+
+	memset(msg, 0, sizeof(msg));
+	k->stext = K(0);
+	k->etext = K(0) + 0x100000;
+	k->nr_syms = NR_KSYMS;
+	strcpy(k->release, "6.1.0-json-test");
+	gen_message(g, k, PVPROF_SB_KERNEL, sizeof(*k));
+
+	memset(msg, 0, sizeof(msg));
+	pvprof_sb_sym_writer_init(&w, msg, sizeof(*ks), sizeof(msg), false, K(1));
+	for (i = 0; i < NR_KSYMS; i++)
+		pvprof_sb_sym_put(&w, K(1 + i), 0, ksyms[i], strlen(ksyms[i]));
+	ks->first = K(1);
+	ks->nr = (uint16_t)w.nr;
+	gen_message(g, ks, PVPROF_SB_KSYMS, w.len);
+
+	memset(msg, 0, sizeof(msg));
+	mod->base = MOD_BASE;
+	mod->size = 0x10000;
+	strcpy(mod->name, module_name);
+	gen_message(g, mod, PVPROF_SB_MODULE, sizeof(*mod));
+
+	memset(msg, 0, sizeof(msg));
+	pvprof_sb_sym_writer_init(&w, msg, sizeof(*ks), sizeof(msg), false, MOD_BASE + 0x100);
+	pvprof_sb_sym_put(&w, MOD_BASE + 0x100, 0, module_sym, strlen(module_sym));
+	strcpy(ks->module, module_name);
+	ks->first = MOD_BASE + 0x100;
+	ks->nr = (uint16_t)w.nr;
+	gen_message(g, ks, PVPROF_SB_KSYMS, w.len);
+
+	for (i = 0; i < NR_PROCS; i++) {
+		memset(msg, 0, sizeof(msg));
+		m->pid = 101 + i;
+		m->exec_gen = 1;
+		m->start = U_BASE;
+		m->len = 0x10000;
+		m->build_id.size = 20;
+		memset(m->build_id.bytes, 0xcd, 20);
+		m->path_len = (uint16_t)strlen(dso_path);
+		memcpy(m->path, dso_path, m->path_len);
+		gen_message(g, m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
+	}
+
+	memset(msg, 0, sizeof(msg));
+	pvprof_sb_sym_writer_init(&w, msg, sizeof(*e), sizeof(msg), true, 0x40);
+	for (i = 0; i < NR_USYMS; i++)
+		pvprof_sb_sym_put(&w, 0x40 * (i + 1), 0x40, usyms[i], strlen(usyms[i]));
+	e->build_id.size = 20;
+	memset(e->build_id.bytes, 0xcd, 20);
+	e->first = 0x40;
+	e->nr = (uint16_t)w.nr;
+	gen_message(g, e, PVPROF_SB_ELF_SYMS, w.len);
+}
+
+static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *v,
+		      uint64_t samples)
+{
+	uint32_t i;
+
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->flags = PVPROF_STATUS_F_ENABLED;
+	ctl->nr_vcpus = NR_VCPUS;
+	ctl->sample_freq = 1000;
+	ctl->sample_period = 1000000;
+	ctl->losses[PVPROF_LOSS_THROTTLED] = samples ? 4 : 0;
+	for (i = 0; i < NR_VCPUS; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].vcpu_id = i;
+		v[i].registered = 1;
+		v[i].samples = samples * (i + 1);
+		v[i].notices = samples * (i + 1);
+		v[i].records = samples * (i + 1);
+		v[i].nmis = samples;
+	}
+}
+
+static void print_hex(const char *s)
+{
+	for (; *s; s++)
+		printf("%02x", (unsigned char)*s);
+}
+
+/*
+ * The manifest, one fact a line:
+ *   vcpus N
+ *   ubase ADDR              where the mapping starts (ELF vaddr 0)
+ *   comm PID HEX            the process's command name
+ *   ksym ADDR HEX | msym ADDR HEX | usym ADDR HEX   symbols (user: ELF vaddr)
+ *   module HEX | dso HEX    the module's name, the mapping's path
+ *   domain HEX              the VM's libvirt domain
+ *   sample VCPU PID COUNT FLAGS NR_KERNEL NR_USER ADDR...
+ *   loss REASON_NAME COUNT
+ *   sideband N              messages
+ *   records N               stream records
+ */
+static void gen_manifest(void)
+{
+	struct sample s;
+	uint32_t i, j;
+
+	printf("vcpus %d\nubase %#" PRIx64 "\n", NR_VCPUS, (uint64_t)U_BASE);
+	for (i = 0; i < NR_PROCS; i++) {
+		printf("comm %u ", 101 + i);
+		print_hex(comms[i]);
+		putchar('\n');
+	}
+	for (i = 0; i < NR_KSYMS; i++) {
+		printf("ksym %#" PRIx64 " ", K(1 + i));
+		print_hex(ksyms[i]);
+		putchar('\n');
+	}
+	printf("msym %#" PRIx64 " ", MOD_BASE + 0x100);
+	print_hex(module_sym);
+	printf("\nmodule ");
+	print_hex(module_name);
+	for (i = 0; i < NR_USYMS; i++) {
+		printf("\nusym %#x ", 0x40 * (i + 1));
+		print_hex(usyms[i]);
+	}
+	printf("\ndso ");
+	print_hex(dso_path);
+	printf("\ndomain ");
+	print_hex(VM_DOMAIN);
+	putchar('\n');
+	for (i = 0; i < NR_PROCS; i++) {
+		sample_of(i, &s);
+		printf("sample %u %u %u %u %u %u", s.vcpu, s.pid, s.count, s.flags,
+		       s.nr_kernel, s.nr_user);
+		for (j = 0; j < (uint32_t)s.nr_kernel + s.nr_user; j++)
+			printf(" %#" PRIx64, s.frames[j]);
+		putchar('\n');
+	}
+	for (i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
+		printf("loss %s %" PRIu64 "\n", pvprof_loss_name(losses[i].reason),
+		       losses[i].count);
+	/* KERNEL, KSYMS, MODULE, KSYMS, a PROCESS and an MMAP each, ELF_SYMS. */
+	printf("sideband %zu\n", 5 + 2 * NR_PROCS);
+	/* And HELLO, a VCPU each, the samples, the LOSS records. */
+	printf("records %zu\n", 1 + NR_VCPUS + 5 + 2 * NR_PROCS +
+	       NR_PROCS * (NR_PROCS + 1) / 2 + sizeof(losses) / sizeof(losses[0]));
+}
+
+static int gen_recording(const char *path)
+{
+	static struct gen g;
+	struct pvprof_data_host host = {
+		.start_realtime_ns = 1700000000ULL * 1000000000ULL,
+		.start_monotonic_ns = 2000ULL * 1000000000ULL,
+		.hostname = "json-host",
+		.release = "6.1.0-test-amd64",
+		.machine = "x86_64",
+		.tool_version = "0.1",
+	};
+	struct pvprof_data_vm vm = {
+		.vmm_pid = 4343, .vmm_fd = 12,
+		.flags = PVPROF_DATA_VM_F_ENABLED_BY_US,
+		.event = PVPROF_EVENT_CPU_CLOCK,
+		.sample_freq = 1000, .sample_period = 1000000,
+		.comm = "qemu-system-x86",
+		.domain = VM_DOMAIN,
+	};
+	struct pvprof_vcpu_status vcpus[NR_VCPUS];
+	struct pvprof_ctl_status ctl;
+	struct recording_writer w;
+	struct sample s;
+	uint32_t i, j;
+
+	g.time_ns = host.start_monotonic_ns;
+	if (recording_writer_open(&w, path) ||
+	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
+	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
+		return -1;
+	status_of(&ctl, vcpus, 0);
+	if (recording_write_status(&w, PVPROF_DATA_STATUS_START, &ctl, vcpus, NR_VCPUS))
+		return -1;
+	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, NR_VCPUS));
+	for (i = 0; i < NR_VCPUS; i++)
+		gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, i,
+					       g.time_ns, PVPROF_VCPU_REGISTERED, 16384,
+					       0x100000 * (i + 1)));
+	for (i = 0; i < NR_PROCS; i++)
+		gen_process(&g, 101 + i, comms[i], true);
+	gen_symbols(&g);
+	/* Two stream sections, as two reads of the stream would give. */
+	if (recording_write_stream(&w, g.buf, g.len))
+		return -1;
+	g.len = 0;
+	for (i = 0; i < NR_PROCS; i++) {
+		sample_of(i, &s);
+		for (j = 0; j < s.count; j++)
+			gen_sample(&g, &s);
+	}
+	for (i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
+		gen_put(&g, pvprof_st_put_loss(g.buf + g.len, sizeof(g.buf) - g.len,
+					       i % NR_VCPUS, g.time_ns, losses[i].reason,
+					       losses[i].count));
+	if (recording_write_stream(&w, g.buf, g.len))
+		return -1;
+	status_of(&ctl, vcpus, 30);
+	if (recording_write_status(&w, PVPROF_DATA_STATUS_END, &ctl, vcpus, NR_VCPUS))
+		return -1;
+	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
+}
+
+/* ------------------------------------------------------------------ */
+/* record's summary of a recording                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Walks FILE's sections as pvprof-data(5) lays them out, independently of
+ * the tool's reader: each STREAM payload goes to record_summary_count() as
+ * the read it was; the END section gives the stop reason and, with HOST's
+ * start, the duration.
+ */
+static int summary(const char *path, bool json)
+{
+	struct record_summary s = { .output = path };
+	struct pvprof_data_host host = { 0 };
+	struct pvprof_data_section sec;
+	struct pvprof_data_header hdr;
+	struct pvprof_data_end end;
+	bool has_end = false;
+	uint8_t *payload;
+	FILE *f = fopen(path, "rb");
+
+	if (!f || fread(&hdr, sizeof(hdr), 1, f) != 1 ||
+	    memcmp(hdr.magic, PVPROF_DATA_MAGIC, 8)) {
+		fprintf(stderr, "json-test: %s: not a recording\n", path);
+		return 1;
+	}
+	while (fread(&sec, sizeof(sec), 1, f) == 1) {
+		uint64_t padded = (sec.size + 7) & ~7ULL;
+
+		if (sec.size > PVPROF_DATA_MAX_SECTION || !(payload = malloc(padded + 1)) ||
+		    fread(payload, 1, padded, f) != padded) {
+			fprintf(stderr, "json-test: %s: a bad section\n", path);
+			return 1;
+		}
+		if (sec.type == PVPROF_DATA_SEC_STREAM) {
+			record_summary_count(&s, payload, sec.size);
+			s.stream_bytes += sec.size;
+		} else if (sec.type == PVPROF_DATA_SEC_HOST && sec.size == sizeof(host)) {
+			memcpy(&host, payload, sizeof(host));
+		} else if (sec.type == PVPROF_DATA_SEC_END && sec.size == sizeof(end)) {
+			memcpy(&end, payload, sizeof(end));
+			has_end = true;
+		}
+		free(payload);
+	}
+	fclose(f);
+	if (!has_end) {
+		fprintf(stderr, "json-test: %s: no END section\n", path);
+		return 1;
+	}
+	s.stop_reason = end.stop_reason;
+	s.duration_ns = end.end_monotonic_ns - host.start_monotonic_ns;
+	return record_summary_write(stdout, &s, json) ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The header with long numbers                                        */
+/* ------------------------------------------------------------------ */
+
+static int header(const char *path)
+{
+	const uint64_t big = 999999999999ULL;	/* 12 digits: years of samples */
+	struct report_filter flt = {
+		.vcpu = 4095, .pid = 4194304, .comm = "a-15-byte-comm.",
+		.flags = REPORT_F_USER_ONLY,
+	};
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	struct pvprof_symbolizer *sym;
+	struct report_resolver res;
+	struct recording r;
+	struct profile p;
+	char err[512];
+	int i, ret;
+
+	if (recording_load(&r, path, err, sizeof(err))) {
+		fprintf(stderr, "json-test: %s: %s\n", path, err);
+		return 1;
+	}
+	sym = recording_symbolizer(&r);
+	if (!sym)
+		return 1;
+	symbolizer_resolver(sym, &res);
+	res.unwind = report_unwind_new(&r, sym);
+	if (!res.unwind || profile_build(&p, &r, &none, &res))
+		return 1;
+	p.stats.records = p.stats.callchains = p.stats.samples = p.stats.user_mode = big;
+	p.stats.stale = p.stats.skewed = p.stats.truncated = p.stats.empty = big;
+	p.stats.trunc_depth = p.stats.trunc_snapshot = big / 2;
+	p.stats.cut_samples = p.stats.cut_frames = big;
+	p.stats.frames = p.stats.unsymbolized = big;
+	for (i = 0; i < PVPROF_LOSS_NR; i++)
+		p.stats.losses[i] = big;
+	p.stats.sideband = p.stats.sideband_bytes = p.stats.sideband_rejected = big;
+	for (i = 0; i < 4; i++)
+		p.stats.vcpu_events[i] = big;
+	p.stats.unknown = big;
+	p.stats.nr_vcpus = 4096;
+	ret = report_write_header(stdout, path, &r, &p, &flt, &res) || fflush(stdout);
+	profile_free(&p);
+	report_unwind_free(res.unwind);
+	pvprof_symbolizer_free(sym);
+	recording_free(&r);
+	return ret ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	gen_prog = "json-test";
+	/* 127 two-byte characters and one byte: 255 bytes, the longest name. */
+	for (i = 0; i < 127; i++)
+		memcpy(long_utf8 + 2 * i, "\xc3\xa9", 2);
+	long_utf8[254] = 'x';
+	if (argc == 2 && !strcmp(argv[1], "strings"))
+		return strings();
+	if (argc == 3 && !strcmp(argv[1], "gen")) {
+		if (gen_recording(argv[2]))
+			return 1;
+		gen_manifest();
+		return fflush(stdout) ? 1 : 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "header"))
+		return header(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "summary") &&
+	    (!strcmp(argv[3], "text") || !strcmp(argv[3], "json")))
+		return summary(argv[2], !strcmp(argv[3], "json"));
+	fprintf(stderr, "usage: json-test strings | gen FILE | header FILE |"
+		" summary FILE text|json\n");
+	return 2;
+}
