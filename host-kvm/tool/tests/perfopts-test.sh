@@ -8,7 +8,11 @@
 #     it computes from its own description;
 #   - the golden recording's samples through the same options, counted
 #     from script's full output by stackcollapse-perf.pl's rules;
-#   - usage errors for bad values, and the help against the man page.
+#   - usage errors for bad values, and the help against the man page;
+#   - perf-compare.py: perf records a small program; its samples, as perf
+#     script prints them, become a recording; perf report and kvm-pvprof
+#     report (perf script and kvm-pvprof script) must then agree on every
+#     option both have (SKIP lines without perf).
 #
 # usage: perfopts-test.sh     writes "<passed> <failed>" to $O/results/tool-perfopts
 set -u
@@ -156,5 +160,18 @@ for text in "--sort KEY[,KEY...]" "--percent-limit PCT" "-g ORDER" "ORDER := { c
 		fail "man: documents '$text'" "missing"
 	fi
 done
+
+echo "== perf, on the same samples (perf-compare.py)"
+"$python" "$here/perf-compare.py" "$bin" "$gen" "$here/perfopts-workload.c" "$tmp" \
+	>"$tmp/perf.out" 2>"$tmp/perf.err"
+perf_rc=$?
+grep -E '^(PASS|FAIL|SKIP) ' "$tmp/perf.out"
+passed=$((passed + $(grep -c '^PASS ' "$tmp/perf.out")))
+perf_failed=$(grep -c '^FAIL ' "$tmp/perf.out")
+failed=$((failed + perf_failed))
+skipped=$((skipped + $(grep -c '^SKIP ' "$tmp/perf.out")))
+if [ "$perf_rc" != 0 ] && [ "$perf_failed" = 0 ]; then
+	fail "perf-compare.py" "exit status $perf_rc: $(head -c 400 "$tmp/perf.err")"
+fi
 
 finish tool-perfopts
