@@ -39,6 +39,7 @@ struct uw_tables {
 	/* What the image was built from, to notice a key reused. */
 	size_t hdr_len, eh_len, debug_len;
 	uint64_t hdr_vaddr, eh_vaddr;
+	bool hdr_kept;			/* libdw searches .eh_frame with it */
 	char *image;
 	size_t image_len;
 };
@@ -236,6 +237,7 @@ static struct uw_tables *tables_build(const struct unwind_tables *src)
 	t->debug_len = src->debug_frame_len;
 	t->hdr_vaddr = src->eh_frame_hdr_vaddr;
 	t->eh_vaddr = src->eh_frame_vaddr;
+	t->hdr_kept = hdr_len != 0;
 	return t;
 }
 
@@ -440,6 +442,24 @@ static struct uw_module *module_data(Dwfl_Module *mod)
 }
 
 /*
+ * Without a search table libdw reads a section's entries in order as
+ * lookups need them, and one that meets a malformed FDE fails, leaving the
+ * next lookup to go on past it: the answer would depend on the lookups of
+ * earlier samples.  Asking until the whole section was read (each try gets
+ * past one entry of at least 8 bytes, or ends) gives the answer of a fresh
+ * image.  @len is 0 when libdw has a search table.
+ */
+static bool cfi_frame(Dwarf_CFI *cfi, Dwarf_Addr addr, size_t len, Dwarf_Frame **frame)
+{
+	size_t i;
+
+	for (i = 0; i <= len / 8; i++)
+		if (dwarf_cfi_addrframe(cfi, addr, frame) == 0)
+			return true;
+	return false;
+}
+
+/*
  * Make sure the next step, which looks up CFI at @addr, finds the module of
  * the mapping that holds it, and that the module has CFI for @addr: without
  * it libdwfl would fall back to frame pointers and trust whatever rbp holds.
@@ -493,11 +513,11 @@ static enum unwind_end prepare_step(struct uw_image *im, uint64_t addr)
 	}
 
 	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (cfi && dwarf_cfi_addrframe(cfi, addr - bias, &frame) == 0)
+	if (cfi && cfi_frame(cfi, addr - bias, t->hdr_kept ? 0 : t->eh_len, &frame))
 		found = true;
 	else if (t->debug_len) {
 		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (cfi && dwarf_cfi_addrframe(cfi, addr - bias, &frame) == 0)
+		if (cfi && cfi_frame(cfi, addr - bias, t->debug_len, &frame))
 			found = true;
 	}
 	if (!found)
