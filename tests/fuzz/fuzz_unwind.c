@@ -385,8 +385,8 @@ static bool fde_parse(const uint8_t *b, size_t len, uint64_t vaddr, size_t off, 
 	return true;
 }
 
-/* The FDE that covers ELF address @a, else FDE number @a % n. */
-static bool fde_find(const uint8_t *b, size_t len, uint64_t vaddr, bool eh, uint32_t a,
+/* The FDE that covers ELF address @a, else FDE number @a % n: a walk of all. */
+static bool fde_scan(const uint8_t *b, size_t len, uint64_t vaddr, bool eh, uint32_t a,
 		     struct fde *out)
 {
 	struct cie cache = { 0 };
@@ -414,6 +414,77 @@ static bool fde_find(const uint8_t *b, size_t len, uint64_t vaddr, bool eh, uint
 		n = 0;
 	}
 	return false;
+}
+
+/*
+ * The FDEs of the original sections, by address: libc's and this
+ * program's have thousands, and a walk of all of them per edit was most
+ * of an input's time.
+ */
+struct fde_index {
+	size_t nr;
+	struct fde_at {
+		uint64_t begin, range;
+		size_t off;
+	} *at;
+};
+
+static struct fde_index fde_index[UI_NR_SETS][UI_SEC_NR];
+
+static int fde_at_cmp(const void *x, const void *y)
+{
+	const struct fde_at *a = x, *b = y;
+
+	return (a->begin > b->begin) - (a->begin < b->begin);
+}
+
+static void fde_index_build(struct fde_index *ix, const uint8_t *b, size_t len,
+			    uint64_t vaddr, bool eh)
+{
+	struct cie cache = { 0 };
+	struct rec r;
+	struct fde f;
+	size_t off;
+
+	for (off = 0; rec_at(b, len, off, eh, &r); off = r.end)
+		ix->nr += fde_parse(b, len, vaddr, off, eh, &cache, &f);
+	ix->at = calloc(ix->nr ? ix->nr : 1, sizeof(*ix->at));
+	FUZZ_CHECK(ix->at);
+	ix->nr = 0;
+	for (off = 0; rec_at(b, len, off, eh, &r); off = r.end)
+		if (fde_parse(b, len, vaddr, off, eh, &cache, &f))
+			ix->at[ix->nr++] = (struct fde_at){ f.begin, f.range, f.r.off };
+	qsort(ix->at, ix->nr, sizeof(*ix->at), fde_at_cmp);
+}
+
+/*
+ * As fde_scan(), through the index while the FDE it names is still one
+ * there (the section's own vaddr, no earlier edit moved it).
+ */
+static bool fde_find(const struct fde_index *ix, const uint8_t *b, size_t len,
+		     uint64_t vaddr, bool eh, uint32_t a, struct fde *out)
+{
+	struct cie cache = { 0 };
+	size_t lo = 0, hi = ix->nr, pick;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->at[mid].begin <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && a - ix->at[lo - 1].begin < ix->at[lo - 1].range)
+		pick = lo - 1;
+	else if (ix->nr)
+		pick = a % ix->nr;
+	else
+		return fde_scan(b, len, vaddr, eh, a, out);
+	if (fde_parse(b, len, vaddr, ix->at[pick].off, eh, &cache, out) &&
+	    out->begin == ix->at[pick].begin && out->range == ix->at[pick].range)
+		return true;
+	return fde_scan(b, len, vaddr, eh, a, out);
 }
 
 static size_t put_uleb(uint8_t *p, uint64_t v)
@@ -649,7 +720,7 @@ static void apply_op(const uint8_t *op)
 	case UI_OP_FDE_PROG:
 	case UI_OP_CIE_PROG:
 	case UI_OP_LENGTH:
-		if (!fde_find(m->buf[s], m->len[s], m->vaddr[s], eh, a, &f))
+		if (!fde_find(&fde_index[set][s], m->buf[s], m->len[s], m->vaddr[s], eh, a, &f))
 			return;
 		if (kind == UI_OP_FDE_CIE)
 			ui_put32(m->buf[s] + f.r.id_off, b);
@@ -939,6 +1010,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 				fprintf(stderr, " %s (%s)", ui_set_names[i], sets.path[i]);
 		fprintf(stderr, "; 'make -C tests/fuzz build' builds the fixtures\n");
 		abort();
+	}
+	for (i = 0; i < UI_NR_SETS; i++) {
+		const struct unwind_tables *t = &sets.t[i];
+
+		fde_index_build(&fde_index[i][UI_SEC_EH], t->eh_frame, t->eh_frame_len,
+				t->eh_frame_vaddr, true);
+		fde_index_build(&fde_index[i][UI_SEC_DEBUG], t->debug_frame,
+				t->debug_frame_len, 0, false);
 	}
 	u = unwinder_new();
 	FUZZ_CHECK(u);
