@@ -48,7 +48,7 @@ struct uw_tables {
 struct uw_module {
 	struct uw_module *next;
 	struct uw_tables *t;
-	uint64_t bias;
+	uint64_t bias, end;		/* it spans [bias, end) */
 };
 
 /* One process image: its Dwfl, and the sample being walked. */
@@ -490,6 +490,15 @@ static enum unwind_end prepare_step(struct uw_image *im, uint64_t addr)
 		if (!m || m->t != t || m->bias != low)
 			return UNWIND_END_ERROR;	/* stale: forget the image */
 	} else {
+		/*
+		 * A module spans from the load bias, below the mapping, and
+		 * libdwfl answers an address with any module that spans it: one
+		 * reported over another would change the answers of every
+		 * later walk of the image.
+		 */
+		for (m = im->modules; m; m = m->next)
+			if (low < m->end && m->bias < map->end)
+				return UNWIND_END_ERROR;
 		m = calloc(1, sizeof(*m));
 		if (!m)
 			return UNWIND_END_ERROR;
@@ -504,6 +513,7 @@ static enum unwind_end prepare_step(struct uw_image *im, uint64_t addr)
 		}
 		m->t = t;
 		m->bias = low;
+		m->end = map->end;
 		t->refs++;
 		m->next = im->modules;
 		im->modules = m;
