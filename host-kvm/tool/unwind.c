@@ -103,9 +103,11 @@ static bool range_ok(const void *p, size_t len, uint64_t vaddr)
 /*
  * Whether an .eh_frame_hdr is the form linkers write (version 1, eh_frame_ptr
  * pcrel sdata4, fde_count udata4, table datarel sdata4 pairs), names the
- * .eh_frame sent with it, and holds its whole table.  libdw rejects all CFI
- * of a file whose hdr it cannot use, so a doubtful hdr is better dropped:
- * without one libdw searches .eh_frame itself, slower but as right.
+ * .eh_frame sent with it, and holds its whole table, not empty (libdw then
+ * reads .eh_frame in order, as without a hdr: see cfi_frame()).  libdw
+ * rejects all CFI of a file whose hdr it cannot use, so a doubtful hdr is
+ * better dropped: without one libdw searches .eh_frame itself, slower but
+ * as right.
  */
 static bool eh_frame_hdr_ok(const struct unwind_tables *src)
 {
@@ -119,7 +121,7 @@ static bool eh_frame_hdr_ok(const struct unwind_tables *src)
 	memcpy(&ptr, h + 4, 4);
 	memcpy(&count, h + 8, 4);
 	return src->eh_frame_hdr_vaddr + 4 + (int64_t)ptr == src->eh_frame_vaddr &&
-	       count <= (src->eh_frame_hdr_len - 12) / 8;
+	       count && count <= (src->eh_frame_hdr_len - 12) / 8;
 }
 
 static void tables_put(struct uw_tables *t)
