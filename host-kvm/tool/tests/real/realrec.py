@@ -350,8 +350,8 @@ def cut(args):
                                                        whole, need, size, chain))
     print("%s: %d bytes, %d samples, %d sideband messages; "
           "snapshots %d bytes as recorded, %d needed, %d kept" %
-          (args.output, len(out), len(kept), len(context) - len(head), sum(k[4] for k in kept), sum(k[5] for k in kept),
-           sum(k[6] for k in kept)))
+          (args.output, len(out), len(kept), len(context) - len(head),
+           sum(k[4] for k in kept), sum(k[5] for k in kept), sum(k[6] for k in kept)))
 
 
 # The hostile variants: each takes the recording and changes one thing.
@@ -416,7 +416,8 @@ def elf_symbols(rec):
             pos += 2 + suffix
             addr += delta
             out[build_id(r, SB_OFF + 16)][name.decode(errors="replace")] = addr
-        assert pos == end
+        if pos != end:
+            sys.exit("realrec: an ELF_SYMS message does not end with its entries")
     return out
 
 
