@@ -73,8 +73,9 @@ unwind() {
 	awk -v dso=/demo/unwind-workload -v comm=unwind-workload -v functions="$tmp/functions.txt" \
 		-f "$repo/demo/chains.awk" "$tmp/$name.script" >"$tmp/$name.folded"
 	"$python" "$repo/tests/unwind/chains.py" --pvprof "$tmp/$name.folded" >"$tmp/$name.chains"
-	read -r -a uw < <(sed -n 's/^# user stacks: \([0-9]*\) unwound with DWARF CFI (\([0-9]*\) to the outermost frame), \([0-9]*\) by frame pointers (no tables \([0-9]*\), tables incomplete \([0-9]*\), memory \([0-9]*\), error \([0-9]*\), no caller \([0-9]*\))$/\1 \2 \3 \4 \5 \6 \7 \8/p' \
-		"$tmp/$name.report")
+	# The user stacks line's eight numbers, in their order.
+	read -r -a uw < <(grep -m1 '^# user stacks: [0-9]* unwound with DWARF CFI' "$tmp/$name.report" |
+		tr -c '0-9\n' ' ')
 	# Samples, and the most frames one has.
 	shape=$(awk '/^[^ \t]/ { n++ } /^[ \t]+[0-9a-f]+ / { f[n]++; if (f[n] > m) m = f[n] }
 		END { print n + 0, m + 0 }' "$tmp/$name.script")
