@@ -65,9 +65,9 @@ static void fill(struct pvprof_record *rec, __u64 seq, __u32 flags, __u32 nk, __
 	rec->nr_kernel = nk;
 	rec->nr_user = nu;
 	for (i = 0; i < nk; i++)
-		rec->frames[i] = 0xffffffff81000000ULL + 0x40 * i;
+		pvprof_record_frames(rec)[i] = 0xffffffff81000000ULL + 0x40 * i;
 	for (; i < nk + nu; i++)
-		rec->frames[i] = 0x0000555555554000ULL + 0x40 * i;
+		pvprof_record_frames(rec)[i] = 0x0000555555554000ULL + 0x40 * i;
 	pvprof_record_finish(rec, PVPROF_MAX_DEPTH);
 }
 
@@ -81,11 +81,11 @@ static void ustack_seed(void)
 
 	fill(rec, 11, 0, 2, 2);
 	us = pvprof_record_ustack(rec);
-	us->regs[PVPROF_UREG_IP] = rec->frames[2];
+	us->regs[PVPROF_UREG_IP] = pvprof_record_frame(rec, 2);
 	us->regs[PVPROF_UREG_SP] = 0x00007ffffffde000ULL;
 	us->size = 1500;
 	for (i = 0; i < us->size; i++)
-		us->data[i] = (__u8)i;
+		pvprof_ustack_data(us)[i] = (__u8)i;
 	rec->flags |= PVPROF_REC_F_USTACK;
 	rec->size = pvprof_record_ustack_bytes(4, us->size);
 	/* Top bit of the first byte: the host asks for 8192 bytes. */
@@ -114,7 +114,7 @@ static void records(void)
 	fill(rec, 12, 0, 1, 0);
 	record_seed("seq_future", 0, 10, 1, rec, rec->size);
 	fill(rec, 11, 0, 2, 2);
-	rec->frames[3] = 0xffff800000000000ULL;
+	pvprof_record_frames(rec)[3] = 0xffff800000000000ULL;
 	record_seed("user_frame_range", 0, 10, 1, rec, rec->size);
 	fill(rec, 11, 0, 2, 0);
 	rec->size += 8;
