@@ -14,7 +14,8 @@ usage: run.py [--reps N] [--freq HZ] [--fp-seconds S] [--dwarf-seconds S]
    samples into pvprof recordings, as the host would have streamed them
    with the sideband a guest agent would have sent.
 3. tool against perf: kvm-pvprof report, report --folded and script, and
-   perf report --stdio and perf script, on those recordings, REPS times,
+   perf report --stdio, perf report --stdio -g none (kvm-pvprof report's
+   table, without call graphs) and perf script, on those recordings, REPS times,
    interleaved, the order rotating each repetition.  Optionally the same
    kvm-pvprof commands on a recording from a guest run, made longer with
    host-kvm/tool/tests/rec-replicate.py.
@@ -244,6 +245,10 @@ def commands(inputs):
             ("folded_" + mode, [KVM_PVPROF, "report", "-i", pv, "--folded"]),
             ("script_" + mode, [KVM_PVPROF, "script", "-i", pv]),
             ("perf_report_" + mode, ["perf", "report", "-i", pd, "--stdio"]),
+            # The table kvm-pvprof report prints (Children and Self per
+            # function), without perf's call graph under each entry.
+            ("perf_report_table_" + mode, ["perf", "report", "-i", pd, "--stdio",
+                                           "-g", "none"]),
             ("perf_script_" + mode, ["perf", "script", "-i", pd]),
         ]
     if "guest" in inputs:
@@ -381,27 +386,29 @@ def table(result):
                                            fmt_span(h[case + "_dwarf"]["records_per_sec"])))
     lines.append("")
     lines.append("tool (samples/s)        kvm-pvprof                 perf                       "
-                 "ratio (per rep)")
+                 "kvm-pvprof / perf, per rep")
     m = result["measurements"]
     for mode in MODES:
         inp = result["inputs"][mode]
         lines.append("%s: %d samples; frames per sample printed by script %.1f, by perf script %.1f"
                      % (mode, inp["samples"], inp["script_frames_per_sample"],
                         inp["perf_script_frames_per_sample"]))
-        for what in ("report", "script"):
-            ours, theirs = m[what + "_" + mode], m["perf_%s_%s" % (what, mode)]
-            r = result["ratios"]["%s_%s" % (what, mode)]
-            lines.append("  %-20s  %-25s  %-25s  %s" % (
-                what, fmt_span(ours["samples_per_sec"]), fmt_span(theirs["samples_per_sec"]),
+        for what, theirs, label in (("report", "report", "report"),
+                                    ("report", "report_table", "report / perf -g none"),
+                                    ("script", "script", "script")):
+            ours, perf = m[what + "_" + mode], m["perf_%s_%s" % (theirs, mode)]
+            r = result["ratios"]["%s_%s" % (theirs, mode)]
+            lines.append("  %-22s %-25s  %-25s  %s" % (
+                label, fmt_span(ours["samples_per_sec"]), fmt_span(perf["samples_per_sec"]),
                 "%.2fx (%.2f..%.2f)" % (r["median"], r["min"], r["max"]) if r else "-"))
-        lines.append("  %-20s  %-25s" % ("report --folded",
-                                         fmt_span(m["folded_" + mode]["samples_per_sec"])))
+        lines.append("  %-22s %-25s" % ("report --folded",
+                                        fmt_span(m["folded_" + mode]["samples_per_sec"])))
     if "report_guest" in m:
         g = result["inputs"]["guest"]
         lines.append("guest recording: %d samples, %.1f frames/sample (%s)" % (
             g["samples"], g["frames_per_sample"], os.path.basename(g["source"].split()[0])))
         for what in ("report", "script"):
-            lines.append("  %-20s  %-25s" % (what, fmt_span(m[what + "_guest"]["samples_per_sec"])))
+            lines.append("  %-22s %-25s" % (what, fmt_span(m[what + "_guest"]["samples_per_sec"])))
     return "\n".join(lines) + "\n"
 
 
@@ -534,10 +541,12 @@ def main():
         result["measurements"] = meas
         result["ratios"] = {}
         for mode in MODES:
-            for what in ("report", "script"):
-                result["ratios"]["%s_%s" % (what, mode)] = paired_ratios(
-                    times["%s_%s" % (what, mode)], times["perf_%s_%s" % (what, mode)])
-            for what in ("report", "script", "folded", "perf_report", "perf_script"):
+            for what, theirs in (("report", "report"), ("script", "script"),
+                                 ("report", "report_table")):
+                result["ratios"]["%s_%s" % (theirs, mode)] = paired_ratios(
+                    times["%s_%s" % (what, mode)], times["perf_%s_%s" % (theirs, mode)])
+            for what in ("report", "script", "folded", "perf_report", "perf_report_table",
+                         "perf_script"):
                 result["%s_samples_per_sec_%s" % (what, mode)] = \
                     median_of(meas["%s_%s" % (what, mode)]["samples_per_sec"])
         if "guest" in inputs:
