@@ -293,22 +293,18 @@ def first_pass(cmds):
         out = os.path.join(WORK, name + ".out")
         with open(out, "wb") as f:
             timed(argv, stdout=f)
-        if name.startswith(("report_", "folded_")) and not name.startswith("report_guest"):
-            if name.startswith("folded_"):
-                # --folded prints the header on stderr.
-                shutil.copyfile(os.path.join(WORK, "cmd.err"), out + ".hdr")
-                seen[name] = header_counts(out + ".hdr")
-                with open(out, "rb") as f:
-                    seen[name]["folded_samples"] = sum(int(l.rsplit(b" ", 1)[1]) for l in f
-                                                       if l.strip())
-            else:
-                seen[name] = header_counts(out)
-        elif name == "report_guest":
+        if name.startswith("folded_"):
+            # --folded prints the header on stderr, "STACK COUNT" lines on stdout.
+            seen[name] = header_counts(os.path.join(WORK, "cmd.err"))
+            with open(out, "rb") as f:
+                seen[name]["folded_samples"] = sum(int(line.rsplit(b" ", 1)[1])
+                                                   for line in f if line.strip())
+        elif name.startswith("report_"):
             seen[name] = header_counts(out)
         elif "script" in name:
             seen[name] = script_counts(out)
-        elif name.startswith("perf_report"):
-            seen[name] = {}
+        else:
+            seen[name] = {}     # perf report: nothing counted in its text
         os.unlink(out)
     return seen
 
