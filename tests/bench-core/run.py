@@ -173,10 +173,11 @@ def build_workloads():
 
 
 def perf_can_record():
+    probe = os.path.join(WORK, "probe.data")
     try:
         subprocess.run(["perf", "record", "-q", "-N", "-e", "cpu-clock", "--all-user",
-                        "-o", os.path.join(WORK, "probe.data"), "true"],
-                       check=True, capture_output=True, timeout=60)
+                        "-o", probe, "true"], check=True, capture_output=True, timeout=60)
+        os.unlink(probe)
         return None
     except FileNotFoundError:
         return "no perf (make deps installs linux-perf)"
