@@ -4,7 +4,8 @@
 #
 #   make            build user space (shared core, tools, unit tests)
 #   make check      install missing Debian packages, build, run every suite
-#   make check-unit fast suites only: unit, model, fuzz smoke, guest driver build
+#   make check-unit fast suites only: unit, model, fuzz smoke, bench-core smoke,
+#                   guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
@@ -24,6 +25,8 @@
 #   make check-unwind user stacks of gcc -O2 -fomit-frame-pointer code in a
 #                   guest, unwound with DWARF CFI, and the guest's perf (tests/unwind; ~6 min)
 #   make bench      pvprof against host perf's IP-only sampling (tests/bench)
+#   make bench-core native, no VM: the host's record path and kvm-pvprof report/script
+#                   per sample against perf on the same samples (tests/bench-core; REPS=n)
 #
 # Every suite ends with a line "N passed, N failed" and leaves its counts in
 # $(O)/results/<suite>; "make check" ends with the totals.
@@ -37,12 +40,12 @@ export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
-	demo check-demo check-unwind bench clean help agent check-agent
+	demo check-demo check-unwind bench bench-core clean help agent check-agent
 
 all: user
 
 help:
-	@sed -n '3,29p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,32p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -78,6 +81,7 @@ check-unit:
 	$(MAKE) -C tests/unit run
 	$(MAKE) -C tests/fuzz smoke
 	$(MAKE) -C host-kvm/tool check
+	$(MAKE) -C tests/bench-core smoke
 	$(MAKE) -C guest-agent check-native
 	$(MAKE) -C guest-driver
 
@@ -148,6 +152,10 @@ check-unwind: deps
 
 bench: deps
 	tests/bench/run.sh $(if $(HZ),--hz $(HZ)) $(if $(REPS),--reps $(REPS))
+
+# Native: perf records a workload here, kvm-pvprof and perf read the same samples.
+bench-core: deps
+	$(MAKE) -C tests/bench-core run
 
 clean:
 	rm -rf $(O)

@@ -11,6 +11,12 @@
  * Every multi-byte field is little-endian.  No struct has implicit padding;
  * fields named reserved* must be written as zero and are checked by the
  * reader that owns the validation (the host for guest-written fields).
+ *
+ * No struct ends in a flexible array member: a variable-length part follows
+ * its struct at offset sizeof(struct), a multiple of 8.  So every struct
+ * can be embedded in another, and the headers are ISO C11 and ISO C++ (a
+ * flexible array member is a GNU extension in C++, and in C inside another
+ * struct).
  */
 #ifndef _PVPROF_ABI_PVPROF_H
 #define _PVPROF_ABI_PVPROF_H
@@ -204,10 +210,13 @@ struct pvprof_notice {
 /**
  * struct pvprof_record - guest to host: the answer to one notice
  *
- * frames[0 .. nr_kernel) are kernel return addresses, innermost first, then
- * frames[nr_kernel .. nr_kernel + nr_user) user ones.  When the interrupted
- * context was kernel mode, frames[0] is the interrupted IP; in user mode the
- * first user frame is.  size = sizeof(struct pvprof_record) + 8 * nr.
+ * The record's fixed part.  nr = nr_kernel + nr_user __u64 frames follow it
+ * (at offset 40): frames[0 .. nr_kernel) are kernel return addresses,
+ * innermost first, then frames[nr_kernel .. nr) user ones.  When the
+ * interrupted context was kernel mode, frames[0] is the interrupted IP; in
+ * user mode the first user frame is.  size = sizeof(struct pvprof_record) +
+ * 8 * nr, plus a pvprof_ustack part after the frames when
+ * PVPROF_REC_F_USTACK is set.
  */
 struct pvprof_record {
 	__u64 seq;			/* seq of the notice answered */
@@ -220,7 +229,6 @@ struct pvprof_record {
 	__u16 nr_kernel;
 	__u16 nr_user;
 	__u16 reserved0;
-	__u64 frames[];
 };
 
 /* User registers in a pvprof_ustack, in this order. */
@@ -243,13 +251,13 @@ struct pvprof_record {
  * Present when the record has PVPROF_REC_F_USTACK: the user registers that
  * DWARF call frame information needs and the bytes of the user stack from
  * regs[PVPROF_UREG_SP] upward, so that the host can unwind code without
- * frame pointers.  data[size .. round_up(size, 8)) is zero.
+ * frame pointers.  The stack bytes follow the part (at offset 72), padded
+ * with zeros to round_up(size, 8).
  */
 struct pvprof_ustack {
 	__u64 regs[PVPROF_UREG_NR];	/* user registers at the sample */
 	__u32 size;			/* bytes copied, <= the header's ustack_size */
 	__u32 reserved0;
-	__u8  data[];
 };
 
 /* Successful REGISTERs per second per vCPU the host accepts (token bucket). */
@@ -335,7 +343,8 @@ struct pvprof_sb_kernel {
 /**
  * struct pvprof_sb_ksyms - PVPROF_SB_KSYMS: kernel text symbols
  *
- * module is empty for the kernel image, else the module's name.
+ * module is empty for the kernel image, else the module's name.  The
+ * entries follow (at offset 88), up to hdr.size.
  */
 struct pvprof_sb_ksyms {
 	struct pvprof_sideband_hdr hdr;
@@ -344,7 +353,6 @@ struct pvprof_sb_ksyms {
 	__u16 nr;			/* entries, >= 1 */
 	__u16 reserved0;
 	__u32 reserved1;
-	__u8  data[];
 };
 
 /**
@@ -382,7 +390,8 @@ struct pvprof_sb_process {
  *
  * An address a in [start, start + len) is the ELF virtual address
  * a - start + vaddr of the file with build_id (or file offset
- * a - start + pgoff when the build-id is unknown).
+ * a - start + pgoff when the build-id is unknown).  The path's path_len
+ * bytes follow (at offset 104), without a NUL.
  */
 struct pvprof_sb_mmap {
 	struct pvprof_sideband_hdr hdr;
@@ -396,13 +405,13 @@ struct pvprof_sb_mmap {
 	__u16 path_len;			/* 0..PVPROF_SB_NAME_MAX */
 	__u16 reserved0;
 	__u32 reserved1;
-	char  path[];			/* path_len bytes, no NUL */
 };
 
 /**
  * struct pvprof_sb_elf_syms - PVPROF_SB_ELF_SYMS: an ELF's function symbols
  *
- * Addresses are the ELF's virtual addresses (st_value).
+ * Addresses are the ELF's virtual addresses (st_value).  The entries follow
+ * (at offset 72), up to hdr.size.
  */
 struct pvprof_sb_elf_syms {
 	struct pvprof_sideband_hdr hdr;
@@ -411,7 +420,6 @@ struct pvprof_sb_elf_syms {
 	__u16 nr;			/* entries, >= 1 */
 	__u16 reserved0;
 	__u32 reserved1;
-	__u8  data[];
 };
 
 /**
@@ -452,8 +460,8 @@ struct pvprof_sb_agent {
  * struct pvprof_sb_unwind - PVPROF_SB_UNWIND: part of an unwind table
  *
  * The bytes [offset, offset + hdr.size - 80) of one section of the ELF
- * with build_id, which the ELF maps at vaddr (0 for .debug_frame).  A
- * section arrives whole only when all its parts did.
+ * with build_id, which the ELF maps at vaddr (0 for .debug_frame), follow
+ * (at offset 80).  A section arrives whole only when all its parts did.
  */
 struct pvprof_sb_unwind {
 	struct pvprof_sideband_hdr hdr;
@@ -464,7 +472,6 @@ struct pvprof_sb_unwind {
 	__u16 section;			/* PVPROF_SB_UNWIND_* */
 	__u16 reserved0;
 	__u32 reserved1;
-	__u8  data[];
 };
 
 /* ------------------------------------------------------------------ */
@@ -513,6 +520,10 @@ struct pvprof_dev_exec_gen {
 	PVPROF_STATIC_ASSERT(__builtin_offsetof(struct type, member) == (off), \
 			     #type "." #member " offset")
 
+/*
+ * The variable-length part of pvprof_record, pvprof_ustack and the sideband
+ * messages with one starts at their size, which PVPROF_CHECK_SIZE pins.
+ */
 PVPROF_CHECK_SIZE(pvprof_buf_header, PVPROF_HEADER_SIZE);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, magic, 0);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, version, 4);
@@ -563,12 +574,10 @@ PVPROF_CHECK_OFFSET(pvprof_record, size, 32);
 PVPROF_CHECK_OFFSET(pvprof_record, nr_kernel, 34);
 PVPROF_CHECK_OFFSET(pvprof_record, nr_user, 36);
 PVPROF_CHECK_OFFSET(pvprof_record, reserved0, 38);
-PVPROF_CHECK_OFFSET(pvprof_record, frames, 40);
 PVPROF_CHECK_SIZE(pvprof_ustack, 72);
 PVPROF_CHECK_OFFSET(pvprof_ustack, regs, 0);
 PVPROF_CHECK_OFFSET(pvprof_ustack, size, 64);
 PVPROF_CHECK_OFFSET(pvprof_ustack, reserved0, 68);
-PVPROF_CHECK_OFFSET(pvprof_ustack, data, 72);
 PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH + 72 + PVPROF_USTACK_MAX <= 0xffff,
 	       "the largest record's size fits pvprof_record.size");
 PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH + 72 + PVPROF_USTACK_MAX <=
@@ -599,7 +608,6 @@ PVPROF_CHECK_SIZE(pvprof_sb_ksyms, 88);
 PVPROF_CHECK_OFFSET(pvprof_sb_ksyms, module, 16);
 PVPROF_CHECK_OFFSET(pvprof_sb_ksyms, first, 72);
 PVPROF_CHECK_OFFSET(pvprof_sb_ksyms, nr, 80);
-PVPROF_CHECK_OFFSET(pvprof_sb_ksyms, data, 88);
 PVPROF_CHECK_SIZE(pvprof_sb_module, 128);
 PVPROF_CHECK_OFFSET(pvprof_sb_module, base, 16);
 PVPROF_CHECK_OFFSET(pvprof_sb_module, size, 24);
@@ -619,12 +627,10 @@ PVPROF_CHECK_OFFSET(pvprof_sb_mmap, pgoff, 40);
 PVPROF_CHECK_OFFSET(pvprof_sb_mmap, vaddr, 48);
 PVPROF_CHECK_OFFSET(pvprof_sb_mmap, build_id, 56);
 PVPROF_CHECK_OFFSET(pvprof_sb_mmap, path_len, 96);
-PVPROF_CHECK_OFFSET(pvprof_sb_mmap, path, 104);
 PVPROF_CHECK_SIZE(pvprof_sb_elf_syms, 72);
 PVPROF_CHECK_OFFSET(pvprof_sb_elf_syms, build_id, 16);
 PVPROF_CHECK_OFFSET(pvprof_sb_elf_syms, first, 56);
 PVPROF_CHECK_OFFSET(pvprof_sb_elf_syms, nr, 64);
-PVPROF_CHECK_OFFSET(pvprof_sb_elf_syms, data, 72);
 PVPROF_CHECK_SIZE(pvprof_sb_exit, 24);
 PVPROF_CHECK_OFFSET(pvprof_sb_exit, pid, 16);
 PVPROF_CHECK_OFFSET(pvprof_sb_exit, exec_gen, 20);
@@ -640,7 +646,6 @@ PVPROF_CHECK_OFFSET(pvprof_sb_unwind, offset, 68);
 PVPROF_CHECK_OFFSET(pvprof_sb_unwind, section, 72);
 PVPROF_CHECK_OFFSET(pvprof_sb_unwind, reserved0, 74);
 PVPROF_CHECK_OFFSET(pvprof_sb_unwind, reserved1, 76);
-PVPROF_CHECK_OFFSET(pvprof_sb_unwind, data, 80);
 PVPROF_STATIC_ASSERT(sizeof(struct pvprof_sb_mmap) + PVPROF_SB_NAME_MAX <=
 	       PVPROF_SIDEBAND_MAX_SIZE, "the longest mapping fits one message");
 

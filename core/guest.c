@@ -113,12 +113,12 @@ static __u32 attach_ustack(struct pvprof_guest_buf *gb, void *ctx, __u32 asked,
 		return 1;
 	us = pvprof_record_ustack(rec);
 	pvprof_memset(us, 0, sizeof(*us));
-	got = gb->ustack(ctx, rec, us->regs, us->data, room);
+	got = gb->ustack(ctx, rec, us->regs, pvprof_ustack_data(us), room);
 	if (got < 0 || (__u32)got > room ||
-	    us->regs[PVPROF_UREG_IP] != rec->frames[rec->nr_kernel])
+	    us->regs[PVPROF_UREG_IP] != pvprof_record_frame(rec, rec->nr_kernel))
 		return 1;
 	us->size = (__u32)got;
-	pvprof_memset(us->data + got, 0, ((us->size + 7U) & ~7U) - us->size);
+	pvprof_memset(pvprof_ustack_data(us) + got, 0, ((us->size + 7U) & ~7U) - us->size);
 	rec->flags |= PVPROF_REC_F_USTACK;
 	rec->size = (__u16)pvprof_record_ustack_bytes(nr, us->size);
 	return PVPROF_RECORD_SPAN((__u32)rec->size);

@@ -61,7 +61,8 @@ __u32 pvprof_record_ustack_bytes(__u32 nr_frames, __u32 ustack_size)
  */
 struct pvprof_ustack *pvprof_record_ustack(struct pvprof_record *rec)
 {
-	return (struct pvprof_ustack *)&rec->frames[rec->nr_kernel + rec->nr_user];
+	return (struct pvprof_ustack *)&pvprof_record_frames(rec)[rec->nr_kernel +
+								   rec->nr_user];
 }
 
 /**
@@ -163,10 +164,12 @@ static enum pvprof_reject check_ustack(const struct pvprof_record *rec,
 
 	if (!(rec->flags & PVPROF_REC_F_USTACK))
 		return PVPROF_REJ_NONE;
-	pvprof_memcpy(&us, &rec->frames[rec->nr_kernel + rec->nr_user], sizeof(us));
+	pvprof_memcpy(&us, (const __u8 *)rec +
+		      pvprof_record_bytes((__u32)rec->nr_kernel + rec->nr_user), sizeof(us));
 	if (!lim->ustack_size || us.size > lim->ustack_size || us.reserved0)
 		return PVPROF_REJ_USTACK_SIZE;
-	if (!rec->nr_user || us.regs[PVPROF_UREG_IP] != rec->frames[rec->nr_kernel] ||
+	if (!rec->nr_user ||
+	    us.regs[PVPROF_UREG_IP] != pvprof_record_frame(rec, rec->nr_kernel) ||
 	    us.regs[PVPROF_UREG_SP] >= PVPROF_USER_HALF_END)
 		return PVPROF_REJ_USTACK_REGS;
 	return PVPROF_REJ_NONE;
@@ -213,10 +216,10 @@ enum pvprof_reject pvprof_record_validate(const void *copy, __u32 len,
 	if (rec->seq > lim->notice_head)
 		return PVPROF_REJ_SEQ_FUTURE;
 	for (i = 0; i < rec->nr_kernel; i++)
-		if (rec->frames[i] < PVPROF_KERNEL_HALF_START)
+		if (pvprof_record_frame(rec, i) < PVPROF_KERNEL_HALF_START)
 			return PVPROF_REJ_KERNEL_FRAME;
 	for (; i < nr; i++)
-		if (rec->frames[i] >= PVPROF_USER_HALF_END)
+		if (pvprof_record_frame(rec, i) >= PVPROF_USER_HALF_END)
 			return PVPROF_REJ_USER_FRAME;
 	return check_ustack(rec, lim);
 }

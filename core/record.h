@@ -65,6 +65,47 @@ struct pvprof_record_limits {
 	__u64 notice_head;
 };
 
+/*
+ * A record's frames follow its fixed part, and a snapshot's stack bytes
+ * follow the pvprof_ustack part: the ABI structs end where their
+ * variable-length parts begin (abi/pvprof.h), so that pvprof_st_callchain
+ * can embed a pvprof_record and the headers stay ISO C and C++.
+ */
+
+/**
+ * pvprof_record_frames() - where a record's frames are
+ * @rec: a record
+ *
+ * Return: frames[0 .. nr_kernel + nr_user), right after the fixed part.
+ */
+static inline __u64 *pvprof_record_frames(struct pvprof_record *rec)
+{
+	return (__u64 *)(rec + 1);
+}
+
+/**
+ * pvprof_record_frame() - read one frame of a record
+ * @rec: a record
+ * @i: a frame index below nr_kernel + nr_user
+ *
+ * Return: frames[@i].
+ */
+static inline __u64 pvprof_record_frame(const struct pvprof_record *rec, __u32 i)
+{
+	return ((const __u64 *)(rec + 1))[i];
+}
+
+/**
+ * pvprof_ustack_data() - where a snapshot's stack bytes are
+ * @us: the pvprof_ustack part of a record
+ *
+ * Return: the bytes right after the part's registers and size.
+ */
+static inline __u8 *pvprof_ustack_data(struct pvprof_ustack *us)
+{
+	return (__u8 *)(us + 1);
+}
+
 __u32 pvprof_record_bytes(__u32 nr_frames);
 __u32 pvprof_record_ustack_bytes(__u32 nr_frames, __u32 ustack_size);
 struct pvprof_ustack *pvprof_record_ustack(struct pvprof_record *rec);

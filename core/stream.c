@@ -98,7 +98,7 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
 	r.rec.size = (__u16)rec_size;
 	r.rec.reserved0 = 0;
 	pvprof_memcpy(buf, &r, sizeof(r));
-	pvprof_memcpy((__u8 *)buf + sizeof(r), rec->frames, rec_size - sizeof(r.rec));
+	pvprof_memcpy((__u8 *)buf + sizeof(r), rec + 1, rec_size - sizeof(r.rec));
 	return size;
 }
 

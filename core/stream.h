@@ -66,7 +66,6 @@ struct pvprof_st_view {
 	const __u8 *ustack_data;
 	const __u8 *sb_msg;
 	__u32 sb_len;
-	/* Last: pvprof_st_callchain ends in a flexible array. */
 	union {
 		struct pvprof_st_hello hello;
 		struct pvprof_st_loss loss;

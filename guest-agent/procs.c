@@ -236,7 +236,7 @@ static void send_mmap(const struct pent *e, uint64_t start, uint64_t len, uint64
 	if (fi)
 		mm->build_id = fi->build_id;
 	mm->path_len = path_len;
-	memcpy(mm->path, tail, path_len);
+	memcpy(mm + 1, tail, path_len);	/* the path follows the struct */
 	send_enqueue(m, false);
 	if (fi && fi->build_id.size)
 		elf_want_symbols(&fi->build_id, path, e->pid, start, start + len);

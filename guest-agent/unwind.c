@@ -65,7 +65,7 @@ static size_t emit_section(const struct pvprof_sb_build_id *id, __u16 section,
 		m.u.section_size = size;
 		m.u.offset = off;
 		m.u.section = section;
-		memcpy(m.u.data, bytes + off, n);
+		memcpy(m.raw + sizeof(m.u), bytes + off, n);
 		emit(ctx, &m, sizeof(m.u) + n);
 		parts++;
 	}

@@ -25,6 +25,7 @@
 #include <asm/segment.h>
 #include <asm/unwind.h>
 
+#include "core/record.h"
 #include "pvprof_guest.h"
 
 /* One frame of a frame-pointer chain: saved frame pointer, return address. */
@@ -261,6 +262,7 @@ void pvprof_capture(void *ctx, const struct pvprof_notice *n,
 {
 	struct pt_regs *regs = ctx;
 	struct task_struct *task = current;
+	u64 *frames = pvprof_record_frames(rec);
 	struct pt_regs *user_regs;
 	u32 flags = 0, nr_kernel = 0, nr_user = 0;
 
@@ -277,8 +279,7 @@ void pvprof_capture(void *ctx, const struct pvprof_notice *n,
 	if (user_mode(regs)) {
 		flags |= PVPROF_REC_F_USER;
 	} else {
-		nr_kernel = pvprof_capture_kernel(regs, rec->frames, max_frames,
-						  &flags);
+		nr_kernel = pvprof_capture_kernel(regs, frames, max_frames, &flags);
 		if ((task->flags & PF_KTHREAD) || is_idle_task(task))
 			flags |= PVPROF_REC_F_KTHREAD;
 		else if (!task->mm)
@@ -286,7 +287,7 @@ void pvprof_capture(void *ctx, const struct pvprof_notice *n,
 			flags |= PVPROF_REC_F_TRUNCATED;
 	}
 	if (user_regs)
-		nr_user = pvprof_capture_user(user_regs, rec->frames + nr_kernel,
+		nr_user = pvprof_capture_user(user_regs, frames + nr_kernel,
 					      max_frames - nr_kernel, &flags);
 	rec->flags = flags;
 	rec->nr_kernel = nr_kernel;

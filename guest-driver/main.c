@@ -27,11 +27,11 @@
 #include <linux/module.h>
 #include <linux/reboot.h>
 #include <linux/smp.h>
-#include <linux/syscore_ops.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 #include <asm/nmi.h>
 
+#include "compat.h"
 #include "pvprof_guest.h"
 
 /* How often each CPU asks the host whether it is still registered. */
@@ -396,13 +396,13 @@ static struct notifier_block pvprof_reboot_nb = {
  * Suspend and hibernation: the other CPUs are already offline (their
  * hotplug callbacks unregistered them); this runs on the last one, IRQs off.
  */
-static int pvprof_suspend(void)
+static int pvprof_suspend(PVPROF_SYSCORE_ARGS)
 {
 	pvprof_cpu_unregister(this_cpu_ptr(&pvprof_cpus));
 	return 0;
 }
 
-static void pvprof_resume(void)
+static void pvprof_resume(PVPROF_SYSCORE_ARGS)
 {
 	struct pvprof_cpu *pc = this_cpu_ptr(&pvprof_cpus);
 
@@ -410,10 +410,7 @@ static void pvprof_resume(void)
 		pvprof_cpu_register(pc);
 }
 
-static struct syscore_ops pvprof_syscore_ops = {
-	.suspend = pvprof_suspend,
-	.resume = pvprof_resume,
-};
+static DEFINE_PVPROF_SYSCORE(pvprof_syscore, pvprof_suspend, pvprof_resume);
 
 static void pvprof_free_buffers(void)
 {
@@ -449,7 +446,7 @@ static int pvprof_start_sampling(void)
 	ret = register_reboot_notifier(&pvprof_reboot_nb);
 	if (ret)
 		goto out_hotplug;
-	register_syscore_ops(&pvprof_syscore_ops);
+	pvprof_register_syscore(&pvprof_syscore);
 	queue_delayed_work(system_freezable_wq, &pvprof_check_work,
 			   round_jiffies_relative(PVPROF_CHECK_PERIOD));
 	return 0;
@@ -464,7 +461,7 @@ out_nmi:
 
 static void pvprof_exit_sampling(void)
 {
-	unregister_syscore_ops(&pvprof_syscore_ops);
+	pvprof_unregister_syscore(&pvprof_syscore);
 	unregister_reboot_notifier(&pvprof_reboot_nb);
 	WRITE_ONCE(pvprof_stopping, true);
 	pvprof_cancel_checks();

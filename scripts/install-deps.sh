@@ -6,11 +6,13 @@ set -eu
 
 # golang-go and chromium are test oracles: go tool pprof reads report --pprof,
 # chromium runs the flame graph SVG's script headless (host-kvm/tool/tests).
+# dwarves (pahole): the guest driver's 6.12 build makes module BTF
+# (linux-kbuild-6.12 depends on it; guest-driver/scripts/unpack-kernel.sh).
 PKGS="gcc g++ make pkg-config python3 python3-docutils cpio xz-utils kmod
 linux-source-6.1 linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static linux-perf
 libelf-dev libdw-dev liburcu-dev check clang libclang-rt-14-dev
-groff-base bsdextrautils qemu-utils jq dkms openssl
+groff-base bsdextrautils qemu-utils jq dkms openssl dwarves
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go chromium"
 # Callers may name more: make check-debug adds what the kernel build needs.
 PKGS="$PKGS $*"

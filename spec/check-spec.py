@@ -9,8 +9,11 @@
 3. Every struct of the headers is quoted somewhere.
 4. The document parses as reStructuredText without warnings (docutils is
    required: Debian's python3-docutils).
-5. Each header compiles on its own as C11 and as C++11 without warnings,
-   so user space in either language can include it.
+5. Each header of abi/ compiles on its own, strictly: gcc -std=c11 and
+   g++ -std=c++11 and -std=c++17, each with -Wall -Wextra -Werror
+   -pedantic, so user space in either language can include it without GNU
+   extensions (a flexible array member is one in C++, and in C when its
+   struct is nested in another).
 
 Constant values come from compiling the headers, so derived constants
 (PVPROF_BUF_MIN_SIZE, ioctl numbers) are checked too.  Prints one line per
@@ -24,8 +27,11 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ABI = os.path.join(HERE, '..', 'abi')
+ABI = os.path.normpath(os.path.join(HERE, '..', 'abi'))
 HEADERS = ['pvprof.h', 'pvprof_ctl.h']
+# Strict builds of every header (rule 5), not only the two the spec covers.
+STANDALONE = sorted(f for f in os.listdir(ABI) if f.endswith('.h'))
+STRICT = ['-Wall', '-Wextra', '-Werror', '-pedantic', '-fsyntax-only']
 SPEC = os.path.join(HERE, 'pvprof.rst')
 
 passed = 0
@@ -140,15 +146,18 @@ def check_rst():
 
 
 def check_standalone():
-    for h in HEADERS:
-        for lang, cmd in (('C11', ['cc', '-std=c11', '-x', 'c']),
-                          ('C++11', ['c++', '-std=c++11', '-x', 'c++'])):
-            r = subprocess.run(cmd + ['-Wall', '-Wextra', '-Werror', '-fsyntax-only',
-                                      '-I', ABI, '-'],
+    for h in STANDALONE:
+        for lang, cmd in (('C11', ['gcc', '-std=c11', '-x', 'c']),
+                          ('C++11', ['g++', '-std=c++11', '-x', 'c++']),
+                          ('C++17', ['g++', '-std=c++17', '-x', 'c++'])):
+            r = subprocess.run(cmd + STRICT + ['-I', ABI, '-'],
                                input='#include "%s"\n' % h, text=True,
                                capture_output=True)
-            report(r.returncode == 0, '%s compiles alone as %s' % (h, lang),
-                   r.stderr.strip()[:400])
+            errors = [l.split(ABI + '/', 1)[-1] for l in r.stderr.splitlines()
+                      if 'error:' in l]
+            report(r.returncode == 0,
+                   '%s compiles alone as %s (-Wall -Wextra -Werror -pedantic)' % (h, lang),
+                   '; '.join(errors or [r.stderr.strip()])[:600])
 
 
 def main():

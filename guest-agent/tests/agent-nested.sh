@@ -14,16 +14,20 @@
 # any 2 seconds; pvprofd's peak RSS at most 32 MiB.
 #
 # usage: agent-nested.sh; writes "<passed> <failed>" to
-# $O/results/agent-nested.  "agent-nested.sh --in-l1 OUT" runs in L1.
+# $O/results/agent-nested.  "agent-nested.sh --in-l1 OUT IMAGE KERNEL" runs
+# in L1 (KERNEL: run-l2's --kernel IMAGE, or - for L1's own).  L2_KVER=R
+# boots the L2 with kernel R instead (guest-driver/tests/l2-kernel.sh), the
+# outputs and results then named agent-nested-R.
 
 PROG=agent-nested
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../tests/nested/common.sh
 source "$TESTS_DIR/../../tests/nested/common.sh"
+# shellcheck source=../../guest-driver/tests/l2-kernel.sh
+source "$TESTS_DIR/../../guest-driver/tests/l2-kernel.sh"
 set -uo pipefail
 
 BUILD=$O/guest-agent/tests
-L2_IMAGE=$NESTED_OUT/agent-l2.cpio
 TOOL=$O/bin/kvm-pvprof
 BUDGET=262144
 
@@ -37,8 +41,9 @@ wait_for() {
 }
 
 in_l1() {
-	local out=$1 l2 rec
-	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --timeout 700 \
+	local out=$1 image=$2 kernel=() l2 rec
+	[ "$3" = - ] || kernel=(--kernel "$3")
+	"$NESTED_DIR/run-l2" --initrd "$image" "${kernel[@]}" --timeout 700 \
 		--pidfile "$out/l2.pid" --console "$out/l2.console" 2> "$out/l2.stderr" &
 	l2=$!
 	if wait_for "$out/l2.console" AGENT-STARTED 600; then
@@ -61,7 +66,7 @@ in_l1() {
 }
 
 if [ "${1:-}" = --in-l1 ]; then
-	in_l1 "$2"
+	in_l1 "$2" "$3" "$4"
 fi
 
 fact() {
@@ -73,10 +78,13 @@ cfact() {
 	sed -n "s/^FACT $2 //p" "$outdir/check-$1.txt" 2>/dev/null | head -n 1
 }
 
-outdir=$NESTED_OUT/agent-nested
+l2_kernel_select
+L2_IMAGE=$NESTED_OUT/agent-l2$L2_SUFFIX.cpio
+outdir=$NESTED_OUT/agent-nested$L2_SUFFIX
 rm -rf "$outdir"
 mkdir -p "$outdir" "$BUILD" || die "cannot create $outdir"
-make -s -C "$REPO_DIR/guest-driver" modules > "$outdir/build.log" 2>&1 ||
+[ -n "$L2_REL" ] && echo "NOTE the L2 guest boots $L2_REL (${L2_IMAGE_ARGS[1]})"
+l2_make modules > "$outdir/build.log" 2>&1 ||
 	die "make -C guest-driver failed (see $outdir/build.log)"
 make -s -C "$REPO_DIR/host-kvm" modules > "$outdir/host-kvm-build.log" 2>&1 ||
 	die "'make -C host-kvm modules' failed (see $outdir/host-kvm-build.log)"
@@ -92,14 +100,15 @@ cc -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$REPO_DIR" -o "$BUILD/
 	"$REPO_DIR/host-kvm/tool/common.c" "$REPO_DIR/host-kvm/tool/symbolize.c" \
 	"$REPO_DIR"/core/*.c || die "cannot build sb-check"
 "$NESTED_DIR/l2-initramfs" --run "$TESTS_DIR/agent-l2.sh" \
-	--insmod "$O/guest-driver/pvprof_guest.ko" \
+	--insmod "$L2_MODULE" \
 	--file "$O/guest-agent/pvprofd:/bin/pvprofd" \
 	--file "$BUILD/agent-test:/bin/agent-test" \
 	--file "$BUILD/agent-test:/bin/agent-pre" -o "$L2_IMAGE" > /dev/null ||
 	die "l2-initramfs failed"
 
 "$NESTED_DIR/run-l1" --kvm pvprof --timeout 1200 --out "$outdir" -- \
-	"$TESTS_DIR/agent-nested.sh" --in-l1 "$outdir" > "$outdir/l1.stdout" 2> "$outdir/l1.stderr"
+	"$TESTS_DIR/agent-nested.sh" --in-l1 "$outdir" "$L2_IMAGE" "${L2_IMAGE_ARGS[1]:--}" \
+	> "$outdir/l1.stdout" 2> "$outdir/l1.stderr"
 check l1-runs "run-l1 exited $?: $(run_l1_said "$outdir/l1.stderr")" [ -f "$outdir/l2.status" ]
 check l2-runs "run-l2 exited '$(cat "$outdir/l2.status" 2>/dev/null)'" \
 	[ "$(cat "$outdir/l2.status" 2>/dev/null)" = 0 ]
@@ -145,4 +154,4 @@ bad="no dmesg.txt from L1"
 		"$outdir/dmesg.txt" | head -n 1)
 check l1-no-warning "L1 logged: $bad" [ -z "$bad" ]
 
-results_write agent-nested
+results_write "agent-nested$L2_SUFFIX"

@@ -14,8 +14,11 @@
 # kernel warning in L2 or L1.
 #
 # usage: guest-inert.sh            (on the build machine)
-#        guest-inert.sh --in-l1 OUT CASE...   (inside L1, called by the above)
-# Writes "<passed> <failed>" to $O/results/guest-inert.
+#        guest-inert.sh --in-l1 OUT IMAGE KERNEL CASE...   (inside L1, called
+#        by the above; KERNEL is run-l2's --kernel IMAGE, or - for L1's own)
+# Writes "<passed> <failed>" to $O/results/guest-inert.  L2_KVER=R boots the
+# L2s with kernel R instead (tests/l2-kernel.sh; L1 keeps its kernel), the
+# outputs and results then named guest-inert-R.
 
 # The conditions handed to eval are single-quoted on purpose.
 # shellcheck disable=SC2016
@@ -23,9 +26,10 @@ PROG=guest-inert
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../tests/nested/common.sh
 source "$TESTS_DIR/../../tests/nested/common.sh"
+# shellcheck source=l2-kernel.sh
+source "$TESTS_DIR/l2-kernel.sh"
 set -uo pipefail
 
-L2_IMAGE=$NESTED_OUT/guest-inert-l2.cpio
 EXPOSE_PARAM=/sys/module/kvm/parameters/pvprof_expose
 
 # l2_vanished OUT CASE: the case's L2 ended after init without a word: its
@@ -42,14 +46,15 @@ l2_vanished() {
 # kept as OUT/CASE.*.vanished: QEMU's emulation resets L2s now and then, with
 # the stock KVM too (tests/nested/README.md).
 in_l1() {
-	local out=$1 case attempt f
-	shift
+	local out=$1 image=$2 kernel=() case attempt f
+	[ "$3" = - ] || kernel=(--kernel "$3")
+	shift 3
 	for case in "$@"; do
 		if [ "$case" = hidden ]; then
 			echo 0 > "$EXPOSE_PARAM" || { echo 125 > "$out/$case.status"; continue; }
 		fi
 		for attempt in 1 2; do
-			"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --machine pc --smp 2 --mem 512 \
+			"$NESTED_DIR/run-l2" --initrd "$image" "${kernel[@]}" --machine pc --smp 2 --mem 512 \
 				--timeout 300 --append "pvprof_case=$case" --console "$out/$case.console" \
 				2> "$out/$case.stderr"
 			echo $? > "$out/$case.status"
@@ -69,7 +74,7 @@ if [ "${1:-}" = --in-l1 ]; then
 fi
 
 finish() {
-	results_write guest-inert
+	results_write "guest-inert$L2_SUFFIX"
 	exit
 }
 
@@ -137,20 +142,24 @@ check_selftest() {
 		      grep -q "^record seq 3 .* nr_kernel [1-9][0-9]* .* verdict accepted$" <<< "$out3"'
 }
 
-outdir=$NESTED_OUT/guest-inert
+l2_kernel_select
+L2_IMAGE=$NESTED_OUT/guest-inert-l2$L2_SUFFIX.cpio
+l2_kernel_arg=${L2_IMAGE_ARGS[1]:--}
+outdir=$NESTED_OUT/guest-inert$L2_SUFFIX
 rm -rf "$outdir"
 mkdir -p "$outdir/stock" "$outdir/pvprof" || die "cannot create $outdir"
 
 # The module, and the L2 image with it, perf and perf's libraries.
-if ! make -s -C "$REPO_DIR/guest-driver" modules selftest > "$outdir/build.log" 2>&1; then
+[ -n "$L2_REL" ] && echo "NOTE the L2 guests boot $L2_REL (${L2_IMAGE_ARGS[1]})"
+if ! l2_make modules selftest > "$outdir/build.log" 2>&1; then
 	cat "$outdir/build.log"
 	check module-builds "make -C guest-driver failed (log above)" false
 	finish
 fi
 check module-builds "" true
-ko=$O/guest-driver/pvprof_guest.ko
+ko=$L2_MODULE
 perf_bin=$(readlink -f "$(command -v perf)") || die "perf not found; install linux-perf"
-st_dir=$O/guest-driver-selftest
+st_dir=$L2_SELFTEST_DIR
 files=(--file "$ko:/pvprof_guest.ko" --file "$perf_bin:/usr/bin/perf"
        --file "$st_dir/pvprof_selftest.ko:/pvprof_selftest.ko"
        --file "$st_dir/stack_user:/stack_user")
@@ -191,7 +200,7 @@ run_l1_cases() {
 	local left=("$@")
 	for ((boot = 1; ; boot++)); do
 		"$NESTED_DIR/run-l1" --kvm "$kvm" --smp 2 --timeout 600 --out "$dir" -- \
-			"$TESTS_DIR/guest-inert.sh" --in-l1 "$dir" "${left[@]}" \
+			"$TESTS_DIR/guest-inert.sh" --in-l1 "$dir" "$L2_IMAGE" "$l2_kernel_arg" "${left[@]}" \
 			> "$dir.$boot.stdout" 2> "$dir.$boot.stderr"
 		status=$?
 		said=$(run_l1_said "$dir.$boot.stderr")

@@ -15,15 +15,19 @@
 # clean; no kernel splat in L2 or L1.
 #
 # usage: guest-sampling.sh; writes "<passed> <failed>" to
-# $O/results/guest-sampling.  "guest-sampling.sh --in-l1 OUT" runs in L1.
+# $O/results/guest-sampling.  "guest-sampling.sh --in-l1 OUT IMAGE KERNEL"
+# runs in L1 (KERNEL: run-l2's --kernel IMAGE, or - for L1's own).
+# L2_KVER=R boots the L2 with kernel R instead (tests/l2-kernel.sh), the
+# outputs and results then named guest-sampling-R.
 
 PROG=guest-sampling
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../tests/nested/common.sh
 source "$TESTS_DIR/../../tests/nested/common.sh"
+# shellcheck source=l2-kernel.sh
+source "$TESTS_DIR/l2-kernel.sh"
 set -uo pipefail
 
-L2_IMAGE=$NESTED_OUT/guest-sampling-l2.cpio
 TOOL=$O/bin/kvm-pvprof
 
 # wait_for FILE PATTERN POLLS: poll FILE for PATTERN every 0.5 s.
@@ -41,8 +45,9 @@ wait_for() {
 QMP_NMIS=10	# must match guest-sampling-l2.sh
 
 in_l1() {
-	local out=$1 pid i
-	"$NESTED_DIR/run-l2" --initrd "$L2_IMAGE" --smp 2 --mem 512 --machine pc --timeout 1400 \
+	local out=$1 image=$2 kernel=() pid i
+	[ "$3" = - ] || kernel=(--kernel "$3")
+	"$NESTED_DIR/run-l2" --initrd "$image" "${kernel[@]}" --smp 2 --mem 512 --machine pc --timeout 1400 \
 		--append unknown_nmi_panic=1 --qmp /tmp/l2.qmp \
 		--pidfile "$out/l2.pid" --console "$out/l2.console" 2> "$out/l2.stderr" &
 	l2_pid=$!
@@ -66,28 +71,32 @@ in_l1() {
 }
 
 if [ "${1:-}" = --in-l1 ]; then
-	in_l1 "$2"
+	in_l1 "$2" "$3" "$4"
 fi
 
 fact() {
 	sed -n "s/^FACT $1 //p" "$outdir/l2.console" | head -n 1 | tr -d '\r'
 }
 
-outdir=$NESTED_OUT/guest-sampling
+l2_kernel_select
+L2_IMAGE=$NESTED_OUT/guest-sampling-l2$L2_SUFFIX.cpio
+outdir=$NESTED_OUT/guest-sampling$L2_SUFFIX
 rm -rf "$outdir"
 mkdir -p "$outdir" || die "cannot create $outdir"
-make -s -C "$REPO_DIR/guest-driver" modules > "$outdir/build.log" 2>&1 ||
+[ -n "$L2_REL" ] && echo "NOTE the L2 guest boots $L2_REL (${L2_IMAGE_ARGS[1]})"
+l2_make modules > "$outdir/build.log" 2>&1 ||
 	die "make -C guest-driver failed (see $outdir/build.log)"
 make -s -C "$REPO_DIR/host-kvm" modules > "$outdir/host-kvm-build.log" 2>&1 ||
 	die "'make -C host-kvm modules' failed (see $outdir/host-kvm-build.log)"
 make -s -C "$REPO_DIR/host-kvm/tool" > "$outdir/tool-build.log" 2>&1 ||
 	die "'make -C host-kvm/tool' failed (see $outdir/tool-build.log)"
 "$NESTED_DIR/l2-initramfs" --run "$TESTS_DIR/guest-sampling-l2.sh" \
-	--file "$O/guest-driver/pvprof_guest.ko:/pvprof_guest.ko" -o "$L2_IMAGE" > /dev/null ||
+	--file "$L2_MODULE:/pvprof_guest.ko" -o "$L2_IMAGE" > /dev/null ||
 	die "l2-initramfs failed"
 
 "$NESTED_DIR/run-l1" --kvm pvprof --smp 2 --timeout 1500 --out "$outdir" -- \
-	"$TESTS_DIR/guest-sampling.sh" --in-l1 "$outdir" > "$outdir/l1.stdout" 2> "$outdir/l1.stderr"
+	"$TESTS_DIR/guest-sampling.sh" --in-l1 "$outdir" "$L2_IMAGE" "${L2_IMAGE_ARGS[1]:--}" \
+	> "$outdir/l1.stdout" 2> "$outdir/l1.stderr"
 check l1-runs "run-l1 exited $?: $(run_l1_said "$outdir/l1.stderr")" [ -f "$outdir/l2.status" ]
 check l2-runs "run-l2 exited '$(cat "$outdir/l2.status" 2>/dev/null)'" \
 	[ "$(cat "$outdir/l2.status" 2>/dev/null)" = 0 ]
@@ -133,4 +142,4 @@ bad="no dmesg.txt from L1"
 		"$outdir/dmesg.txt" | head -n 1)
 check l1-no-warning "L1 logged: $bad" [ -z "$bad" ]
 
-results_write guest-sampling
+results_write "guest-sampling$L2_SUFFIX"

@@ -39,6 +39,7 @@ struct uw_tables {
 	/* What the image was built from, to notice a key reused. */
 	size_t hdr_len, eh_len, debug_len;
 	uint64_t hdr_vaddr, eh_vaddr;
+	bool hdr_kept;			/* libdw searches .eh_frame with it */
 	char *image;
 	size_t image_len;
 };
@@ -47,7 +48,7 @@ struct uw_tables {
 struct uw_module {
 	struct uw_module *next;
 	struct uw_tables *t;
-	uint64_t bias;
+	uint64_t bias, end;		/* it spans [bias, end) */
 };
 
 /* One process image: its Dwfl, and the sample being walked. */
@@ -102,9 +103,11 @@ static bool range_ok(const void *p, size_t len, uint64_t vaddr)
 /*
  * Whether an .eh_frame_hdr is the form linkers write (version 1, eh_frame_ptr
  * pcrel sdata4, fde_count udata4, table datarel sdata4 pairs), names the
- * .eh_frame sent with it, and holds its whole table.  libdw rejects all CFI
- * of a file whose hdr it cannot use, so a doubtful hdr is better dropped:
- * without one libdw searches .eh_frame itself, slower but as right.
+ * .eh_frame sent with it, and holds its whole table, not empty (libdw then
+ * reads .eh_frame in order, as without a hdr: see cfi_frame()).  libdw
+ * rejects all CFI of a file whose hdr it cannot use, so a doubtful hdr is
+ * better dropped: without one libdw searches .eh_frame itself, slower but
+ * as right.
  */
 static bool eh_frame_hdr_ok(const struct unwind_tables *src)
 {
@@ -118,7 +121,7 @@ static bool eh_frame_hdr_ok(const struct unwind_tables *src)
 	memcpy(&ptr, h + 4, 4);
 	memcpy(&count, h + 8, 4);
 	return src->eh_frame_hdr_vaddr + 4 + (int64_t)ptr == src->eh_frame_vaddr &&
-	       count <= (src->eh_frame_hdr_len - 12) / 8;
+	       count && count <= (src->eh_frame_hdr_len - 12) / 8;
 }
 
 static void tables_put(struct uw_tables *t)
@@ -236,6 +239,7 @@ static struct uw_tables *tables_build(const struct unwind_tables *src)
 	t->debug_len = src->debug_frame_len;
 	t->hdr_vaddr = src->eh_frame_hdr_vaddr;
 	t->eh_vaddr = src->eh_frame_vaddr;
+	t->hdr_kept = hdr_len != 0;
 	return t;
 }
 
@@ -440,6 +444,24 @@ static struct uw_module *module_data(Dwfl_Module *mod)
 }
 
 /*
+ * Without a search table libdw reads a section's entries in order as
+ * lookups need them, and one that meets a malformed FDE fails, leaving the
+ * next lookup to go on past it: the answer would depend on the lookups of
+ * earlier samples.  Asking until the whole section was read (each try gets
+ * past one entry of at least 8 bytes, or ends) gives the answer of a fresh
+ * image.  @len is 0 when libdw has a search table.
+ */
+static bool cfi_frame(Dwarf_CFI *cfi, Dwarf_Addr addr, size_t len, Dwarf_Frame **frame)
+{
+	size_t i;
+
+	for (i = 0; i <= len / 8; i++)
+		if (dwarf_cfi_addrframe(cfi, addr, frame) == 0)
+			return true;
+	return false;
+}
+
+/*
  * Make sure the next step, which looks up CFI at @addr, finds the module of
  * the mapping that holds it, and that the module has CFI for @addr: without
  * it libdwfl would fall back to frame pointers and trust whatever rbp holds.
@@ -470,6 +492,15 @@ static enum unwind_end prepare_step(struct uw_image *im, uint64_t addr)
 		if (!m || m->t != t || m->bias != low)
 			return UNWIND_END_ERROR;	/* stale: forget the image */
 	} else {
+		/*
+		 * A module spans from the load bias, below the mapping, and
+		 * libdwfl answers an address with any module that spans it: one
+		 * reported over another would change the answers of every
+		 * later walk of the image.
+		 */
+		for (m = im->modules; m; m = m->next)
+			if (low < m->end && m->bias < map->end)
+				return UNWIND_END_ERROR;
 		m = calloc(1, sizeof(*m));
 		if (!m)
 			return UNWIND_END_ERROR;
@@ -484,6 +515,7 @@ static enum unwind_end prepare_step(struct uw_image *im, uint64_t addr)
 		}
 		m->t = t;
 		m->bias = low;
+		m->end = map->end;
 		t->refs++;
 		m->next = im->modules;
 		im->modules = m;
@@ -493,11 +525,11 @@ static enum unwind_end prepare_step(struct uw_image *im, uint64_t addr)
 	}
 
 	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (cfi && dwarf_cfi_addrframe(cfi, addr - bias, &frame) == 0)
+	if (cfi && cfi_frame(cfi, addr - bias, t->hdr_kept ? 0 : t->eh_len, &frame))
 		found = true;
 	else if (t->debug_len) {
 		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (cfi && dwarf_cfi_addrframe(cfi, addr - bias, &frame) == 0)
+		if (cfi && cfi_frame(cfi, addr - bias, t->debug_len, &frame))
 			found = true;
 	}
 	if (!found)

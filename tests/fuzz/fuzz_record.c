@@ -27,19 +27,21 @@ static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof
 	struct pvprof_st_view v;
 
 	if (rec->flags & PVPROF_REC_F_USTACK) {
-		const struct pvprof_ustack *us = (const void *)&rec->frames[nr];
+		const struct pvprof_ustack *us = (const void *)((const __u8 *)rec +
+								pvprof_record_bytes(nr));
 
 		FUZZ_CHECK(r->ustack_size && us->size <= r->ustack_size);
 		FUZZ_CHECK(rec->size == pvprof_record_ustack_bytes(nr, us->size));
-		FUZZ_CHECK(rec->nr_user && us->regs[PVPROF_UREG_IP] == rec->frames[rec->nr_kernel]);
+		FUZZ_CHECK(rec->nr_user &&
+			   us->regs[PVPROF_UREG_IP] == pvprof_record_frame(rec, rec->nr_kernel));
 	} else {
 		FUZZ_CHECK(rec->size == 40 + 8 * nr);
 	}
 	FUZZ_CHECK(nr <= r->max_depth);
 	FUZZ_CHECK(rec->seq == r->resolved_seq && rec->seq <= r->notice_head);
 	for (i = 0; i < nr; i++)
-		FUZZ_CHECK(i < rec->nr_kernel ? rec->frames[i] >= PVPROF_KERNEL_HALF_START :
-			   rec->frames[i] < PVPROF_USER_HALF_END);
+		FUZZ_CHECK(i < rec->nr_kernel ? pvprof_record_frame(rec, i) >= PVPROF_KERNEL_HALF_START :
+			   pvprof_record_frame(rec, i) < PVPROF_USER_HALF_END);
 
 	len = pvprof_st_put_callchain(st, sizeof(st), 1, 2, f, rec);
 	FUZZ_CHECK(len == sizeof(struct pvprof_st_callchain) - sizeof(*rec) + rec->size);
@@ -49,7 +51,7 @@ static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof
 			   rec->size));
 	FUZZ_CHECK(!v.ustack_data == !(rec->flags & PVPROF_REC_F_USTACK));
 	for (i = 0; i < nr; i++)
-		FUZZ_CHECK(pvprof_st_frame(&v, i) == rec->frames[i]);
+		FUZZ_CHECK(pvprof_st_frame(&v, i) == pvprof_record_frame(rec, i));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

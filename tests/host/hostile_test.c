@@ -91,7 +91,7 @@ static void record_build(struct pvprof_record *rec, uint64_t seq, uint64_t rip,
 	rec->nr_kernel = frames;
 	rec->size = sizeof(*rec) + 8 * frames;
 	for (i = 0; i < frames; i++)
-		rec->frames[i] = PVPROF_KERNEL_HALF_START + rip + i;
+		pvprof_record_frames(rec)[i] = PVPROF_KERNEL_HALF_START + rip + i;
 }
 
 /* Make the record break one rule, per mode; @n cycles through variants. */

@@ -512,7 +512,7 @@ static void scribble(struct model *m)
 		rec->nr_kernel = rnd(m) % 4;
 		rec->nr_user = rnd(m) % 3;
 		for (i = 0; i < 7U; i++)
-			rec->frames[i] = rnd(m) % 2 ? KADDR(i) : UADDR(i);
+			pvprof_record_frames(rec)[i] = rnd(m) % 2 ? KADDR(i) : UADDR(i);
 		rec->size = rnd(m) % 4 ? pvprof_record_bytes(rec->nr_kernel + rec->nr_user) :
 			    (__u16)rnd(m);
 		h->record_head++;

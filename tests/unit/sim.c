@@ -232,6 +232,7 @@ void sim_capture(void *ctx, const struct pvprof_notice *n,
 		 struct pvprof_record *rec, __u32 max_frames)
 {
 	const struct sim_context *c = ctx;
+	__u64 *frames = pvprof_record_frames(rec);
 	__u32 i;
 
 	rec->time_ns = c->time_ns;
@@ -241,16 +242,16 @@ void sim_capture(void *ctx, const struct pvprof_notice *n,
 		rec->flags |= PVPROF_REC_F_USER;
 		rec->nr_user = c->depth ? c->depth : 1;
 		for (i = 0; i < rec->nr_user && i < max_frames; i++)
-			rec->frames[i] = UADDR(8 * i);
+			frames[i] = UADDR(8 * i);
 		if (n->ip < PVPROF_USER_HALF_END)
-			rec->frames[0] = n->ip;
+			frames[0] = n->ip;
 	} else {
 		rec->nr_kernel = c->depth ? c->depth : 1;
 		for (i = 0; i < rec->nr_kernel && i < max_frames; i++)
-			rec->frames[i] = KADDR(8 * i);
+			frames[i] = KADDR(8 * i);
 		if (n->ip >= PVPROF_KERNEL_HALF_START)
-			rec->frames[0] = n->ip;
+			frames[0] = n->ip;
 	}
-	if (n->ip != rec->frames[0])
+	if (n->ip != frames[0])
 		rec->flags |= PVPROF_REC_F_SKEWED;
 }

@@ -259,7 +259,7 @@ START_TEST(reject_kernel_frame_range)
 
 	setup(0);
 	test_kernel_record(&slot, 3, 3, 1);
-	slot.rec.frames[2] = PVPROF_KERNEL_HALF_START - 8;
+	pvprof_record_frames(&slot.rec)[2] = PVPROF_KERNEL_HALF_START - 8;
 	expect(&slot, sizeof(slot), PVPROF_REJ_KERNEL_FRAME);
 }
 END_TEST
@@ -271,11 +271,11 @@ START_TEST(reject_user_frame_range)
 	setup(0);
 	test_kernel_record(&slot, 3, 0, 3);
 	slot.rec.flags = PVPROF_REC_F_USER;
-	slot.rec.frames[2] = PVPROF_USER_HALF_END;	/* non-canonical */
+	pvprof_record_frames(&slot.rec)[2] = PVPROF_USER_HALF_END;	/* non-canonical */
 	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
 	setup(0);
 	test_kernel_record(&slot, 3, 1, 1);
-	slot.rec.frames[1] = KADDR(0);		/* a kernel address as user frame */
+	pvprof_record_frames(&slot.rec)[1] = KADDR(0);		/* a kernel address as user frame */
 	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
 }
 END_TEST
@@ -295,6 +295,7 @@ struct test_span {
  */
 static struct pvprof_ustack *ustack_record(struct test_span *t, __u32 stack_bytes)
 {
+	__u64 *frames = pvprof_record_frames(&t->rec);
 	struct pvprof_ustack *us;
 	__u32 i;
 
@@ -304,17 +305,17 @@ static struct pvprof_ustack *ustack_record(struct test_span *t, __u32 stack_byte
 	pvprof_record_init(&t->rec, 3, 0);
 	t->rec.nr_kernel = 2;
 	t->rec.nr_user = 2;
-	t->rec.frames[0] = KADDR(0);
-	t->rec.frames[1] = KADDR(16);
-	t->rec.frames[2] = UADDR(0x100);
-	t->rec.frames[3] = UADDR(0x200);
+	frames[0] = KADDR(0);
+	frames[1] = KADDR(16);
+	frames[2] = UADDR(0x100);
+	frames[3] = UADDR(0x200);
 	pvprof_record_finish(&t->rec, PVPROF_MAX_DEPTH);
 	us = pvprof_record_ustack(&t->rec);
 	us->regs[PVPROF_UREG_IP] = UADDR(0x100);
 	us->regs[PVPROF_UREG_SP] = UADDR(0x7000);
 	us->size = stack_bytes;
 	for (i = 0; i < stack_bytes; i++)
-		us->data[i] = (__u8)(i * 7 + 1);
+		pvprof_ustack_data(us)[i] = (__u8)(i * 7 + 1);
 	t->rec.flags |= PVPROF_REC_F_USTACK;
 	t->rec.size = pvprof_record_ustack_bytes(4, stack_bytes);
 	return us;
@@ -344,7 +345,7 @@ START_TEST(ustack_spans_slots_and_streams)
 	ck_assert_uint_eq(v.nr_frames, 4);
 	ck_assert_uint_eq(v.ustack_size, 8190);
 	ck_assert_uint_eq(v.ustack_regs[PVPROF_UREG_SP], UADDR(0x7000));
-	ck_assert_mem_eq(v.ustack_data, pvprof_record_ustack(&t.rec)->data, 8190);
+	ck_assert_mem_eq(v.ustack_data, pvprof_ustack_data(pvprof_record_ustack(&t.rec)), 8190);
 	/* The stream decoder holds a snapshot to the same sizes. */
 	((struct pvprof_st_callchain *)st)->rec.size -= 8;
 	ck_assert_int_eq(pvprof_st_decode(st, len, &v), PVPROF_ST_BAD_SIZE);

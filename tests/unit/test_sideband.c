@@ -171,6 +171,7 @@ START_TEST(sideband_mmap_payload)
 {
 	__u8 buf[sizeof(struct pvprof_sb_mmap) + PVPROF_SB_NAME_MAX + 1] = { 0 };
 	struct pvprof_sb_mmap *m = (void *)buf;
+	char *mpath = (char *)(m + 1);
 	static const char path[] = "/usr/bin/demo";
 	__u32 len = sizeof(*m) + sizeof(path) - 1;
 
@@ -181,11 +182,11 @@ START_TEST(sideband_mmap_payload)
 	m->pgoff = 0x1000;
 	m->vaddr = 0x1000;
 	m->path_len = sizeof(path) - 1;
-	memcpy(m->path, path, m->path_len);
+	memcpy(mpath, path, m->path_len);
 	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_OK);
-	m->path[3] = 0;
+	mpath[3] = 0;
 	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_STRING);
-	m->path[3] = 'r';
+	mpath[3] = 'r';
 	m->path_len++;
 	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_BAD_LENGTH);
 	m->path_len--;
@@ -202,7 +203,7 @@ START_TEST(sideband_mmap_payload)
 	m->reserved1 = 0;
 	/* The longest path fits a message; one more byte is refused. */
 	m->path_len = PVPROF_SB_NAME_MAX;
-	memset(m->path, 'p', PVPROF_SB_NAME_MAX + 1);
+	memset(mpath, 'p', PVPROF_SB_NAME_MAX + 1);
 	len = sizeof(*m) + PVPROF_SB_NAME_MAX;
 	m->hdr.size = len;
 	ck_assert_int_eq(pvprof_sideband_payload_check(buf, len), PVPROF_SB_OK);
@@ -363,6 +364,7 @@ END_TEST
 static __u32 unwind_msg(__u8 *buf, __u32 n)
 {
 	struct pvprof_sb_unwind *u = (void *)buf;
+	__u8 *data = (__u8 *)(u + 1);
 	__u32 i;
 
 	memset(buf, 0, PVPROF_SIDEBAND_MAX_SIZE);
@@ -374,7 +376,7 @@ static __u32 unwind_msg(__u8 *buf, __u32 n)
 	u->offset = 10000 - n;
 	u->section = PVPROF_SB_UNWIND_EH_FRAME;
 	for (i = 0; i < n; i++)
-		u->data[i] = (__u8)i;
+		data[i] = (__u8)i;
 	return sizeof(*u) + n;
 }
 

@@ -130,7 +130,7 @@ static void send_mmap(struct pvprof_symbolizer *s, __u32 pid, __u32 gen, __u64 s
 		memset(m->build_id.bytes, build_id, 20);
 	}
 	m->path_len = strlen(path);
-	memcpy(m->path, path, m->path_len);
+	memcpy(msg + sizeof(*m), path, m->path_len);
 	hdr(m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
 	add_ok(s, msg);
 }

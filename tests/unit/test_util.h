@@ -46,9 +46,9 @@ static inline void test_kernel_record(struct test_slot *s, __u64 seq,
 	s->rec.nr_kernel = nr_kernel;
 	s->rec.nr_user = nr_user;
 	for (i = 0; i < nr_kernel; i++)
-		s->rec.frames[i] = KADDR(16 * i);
+		pvprof_record_frames(&s->rec)[i] = KADDR(16 * i);
 	for (; i < nr_kernel + nr_user; i++)
-		s->rec.frames[i] = UADDR(16 * i);
+		pvprof_record_frames(&s->rec)[i] = UADDR(16 * i);
 	pvprof_record_finish(&s->rec, PVPROF_MAX_DEPTH);
 }
 

@@ -19,6 +19,10 @@
 #                    $O/host-kvm)
 #   E2E_KDIR         the kernel tree the guest driver is built against (its
 #                    KDIR; default the distro's headers)
+#   L2_KVER          the L2s boot this kernel release (or 6.12) and load the
+#                    driver built for it (../l2-kernel.sh); results in
+#                    $O/results/e2e-<release>.  E2E_KDIR and E2E_L2_KERNEL
+#                    still win.
 #   E2E_L2_KERNEL    the kernel image every L2 boots, visible in L1 (default
 #                    the distro's vmlinux, $O/nested/vmlinux-<release>)
 #   E2E_TIME_FACTOR  integer factor for every wait and timeout, in L1 and in
@@ -45,6 +49,8 @@ PROG=e2e
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../../tests/nested/common.sh
 source "$E2E_DIR/../../../tests/nested/common.sh"
+# shellcheck source=../l2-kernel.sh
+source "$E2E_DIR/../l2-kernel.sh"
 set -uo pipefail
 
 L2_IMAGE=$NESTED_OUT/e2e-l2.cpio
@@ -415,8 +421,21 @@ start=$SECONDS
 base=$NESTED_OUT/e2e
 rm -rf "$base"
 mkdir -p "$base/pvprof" "$base/stock" || die "cannot create $base"
-make -s -C "$REPO_DIR/guest-driver" modules ${E2E_KDIR:+KDIR="$E2E_KDIR"} > "$base/build.log" 2>&1 ||
+# The driver: built against E2E_KDIR, or for the L2 kernel L2_KVER names.
+if [ -n "${E2E_KDIR:-}" ]; then
+	L2_SUFFIX=
+	driver_make() { make -s -C "$REPO_DIR/guest-driver" O="$O" KDIR="$E2E_KDIR" "$@"; }
+else
+	l2_kernel_select
+	driver_make() { l2_make "$@"; }
+	if [ -n "$L2_REL" ] && [ -z "${E2E_L2_KERNEL:-}" ]; then
+		E2E_L2_KERNEL=${L2_IMAGE_ARGS[1]}
+		echo "NOTE the L2 guests boot $L2_REL ($E2E_L2_KERNEL)"
+	fi
+fi
+driver_make modules > "$base/build.log" 2>&1 ||
 	die "make -C guest-driver failed (see $base/build.log)"
+driver_ko=$(driver_make where | sed -n 's/^module //p')
 # Modules built elsewhere (against another kernel) are the caller's.
 if [ -z "${E2E_MODULES_DIR:-}" ]; then
 	make -s -C "$REPO_DIR/host-kvm" modules >> "$base/build.log" 2>&1 ||
@@ -429,7 +448,7 @@ make -s -C "$E2E_DIR" >> "$base/build.log" 2>&1 ||
 command -v qemu-img > /dev/null || die "qemu-img missing: install qemu-utils (scripts/install-deps.sh)"
 command -v jq > /dev/null || die "jq missing: install jq (scripts/install-deps.sh)"
 "$NESTED_DIR/l2-initramfs" --run "$E2E_DIR/e2e-l2.sh" \
-	--file "$O/guest-driver/pvprof_guest.ko:/pvprof_guest.ko" \
+	--file "$driver_ko:/pvprof_guest.ko" \
 	--file "$BIN/e2e-fp:/e2e-fp" --file "$BIN/e2e-sys:/e2e-sys" \
 	--file "$BIN/e2e-nofp:/e2e-nofp" --file "$BIN/e2e-csum:/e2e-csum" \
 	-o "$L2_IMAGE" > /dev/null || die "l2-initramfs failed"
@@ -599,4 +618,4 @@ fi
 	sed -n 's/^FACT known_handler_ns //p' "$base/pvprof/l2.console" | tr -d '\r' | awk '$3 > 0'
 } > "$base/numbers.txt"
 sed 's/^/# /' "$base/numbers.txt"
-results_write "${E2E_RESULTS:-e2e}"
+results_write "${E2E_RESULTS:-e2e$L2_SUFFIX}"

@@ -77,9 +77,9 @@ static void st_report_record(const struct pvprof_record *rec, u64 answered,
 		  pvprof_reject_name(pvprof_record_validate(rec, PVPROF_RECORD_SLOT_SIZE,
 							    &lim)));
 	for (i = 0; i < rec->nr_kernel && i < PVPROF_MAX_DEPTH; i++)
-		st_printf("kernel %pS\n", (void *)(unsigned long)rec->frames[i]);
+		st_printf("kernel %pS\n", (void *)(unsigned long)pvprof_record_frame(rec, i));
 	for (; i < (u32)rec->nr_kernel + rec->nr_user && i < PVPROF_MAX_DEPTH; i++)
-		st_printf("user %#llx\n", rec->frames[i]);
+		st_printf("user %#llx\n", pvprof_record_frame(rec, i));
 }
 
 static int st_run(unsigned int notices, u64 head)

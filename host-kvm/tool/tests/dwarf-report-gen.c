@@ -252,7 +252,7 @@ static void gen_mapping(const struct snap_map *sm, bool wrong)
 		m.m.vaddr += m.m.vaddr >= 0x100000 ? -0x100000ULL : 0x100000;
 	m.m.build_id = id;
 	m.m.path_len = (uint16_t)plen;
-	memcpy(m.m.path, sm->path, plen);
+	memcpy(m.raw + sizeof(m.m), sm->path, plen);
 	flush(false);
 	gen_message(&g, &m, PVPROF_SB_MMAP, (uint32_t)(sizeof(m.m) + plen));
 	symbol_messages(elf, &id, syms_emit, NULL);
@@ -266,6 +266,7 @@ static void gen_snapshot_sample(const struct snapshot *s)
 {
 	static uint64_t rec_buf[(PVPROF_STREAM_MAX_RECORD + 7) / 8];
 	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
+	__u64 *frames = pvprof_record_frames(rec);
 	struct pvprof_notice_facts facts = { 0 };
 	uint32_t nr_user = opt.fp_garbage ? 3 : 1;
 	uint32_t nr_kernel = opt.kernel ? 2 : 0, nr = nr_kernel + nr_user, size;
@@ -280,13 +281,13 @@ static void gen_snapshot_sample(const struct snapshot *s)
 	rec->nr_kernel = (uint16_t)nr_kernel;
 	rec->nr_user = (uint16_t)nr_user;
 	if (opt.kernel) {
-		rec->frames[0] = KADDR(1);
-		rec->frames[1] = KADDR(2);
+		frames[0] = KADDR(1);
+		frames[1] = KADDR(2);
 	}
-	rec->frames[nr_kernel] = s->regs[PVPROF_UREG_IP];
+	frames[nr_kernel] = s->regs[PVPROF_UREG_IP];
 	if (opt.fp_garbage) {
-		rec->frames[nr_kernel + 1] = 0x6f6c6c6568ULL;	/* "hello" */
-		rec->frames[nr_kernel + 2] = s->maps[0].start + 0x10;
+		frames[nr_kernel + 1] = 0x6f6c6c6568ULL;	/* "hello" */
+		frames[nr_kernel + 2] = s->maps[0].start + 0x10;
 	}
 	rec->size = (uint16_t)pvprof_record_bytes(nr);
 	if (!opt.fp) {
@@ -296,10 +297,10 @@ static void gen_snapshot_sample(const struct snapshot *s)
 		rec->flags |= PVPROF_REC_F_USTACK;
 		memcpy(us->regs, s->regs, sizeof(us->regs));
 		us->size = size;
-		memcpy(us->data, s->stack, size);
+		memcpy(pvprof_ustack_data(us), s->stack, size);
 		rec->size = (uint16_t)pvprof_record_ustack_bytes(nr, size);
 	}
-	facts.ip = rec->frames[0];
+	facts.ip = frames[0];
 	facts.cpl = opt.kernel ? 0 : 3;
 	flush(false);
 	gen_put(&g, pvprof_st_put_callchain(g.buf + g.len, sizeof(g.buf) - g.len, 0,

@@ -85,7 +85,7 @@ static void gen_mapping(uint32_t pid, uint64_t start, const char *path, uint8_t 
 	m->build_id.size = 20;
 	memset(m->build_id.bytes, build_id, 20);
 	m->path_len = (uint16_t)strlen(path);
-	memcpy(m->path, path, m->path_len);
+	memcpy(msg + sizeof(*m), path, m->path_len);
 	gen_message(&g, m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
 }
 
@@ -114,6 +114,7 @@ static void gen_stack(const struct stack *s)
 {
 	uint64_t rec_buf[(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH) / 8];
 	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
+	__u64 *frames = pvprof_record_frames(rec);
 	struct pvprof_notice_facts facts = { .cpl = 3 };
 	uint16_t i;
 
@@ -130,9 +131,9 @@ static void gen_stack(const struct stack *s)
 	for (i = 0; i < s->nr; i++) {
 		int fn = s->funcs[s->nr - 1 - i];
 
-		rec->frames[i] = fn == UNNAMED ? FAR_START + 0x8 : MAP_START + syms[fn].addr;
+		frames[i] = fn == UNNAMED ? FAR_START + 0x8 : MAP_START + syms[fn].addr;
 	}
-	facts.ip = rec->frames[0];
+	facts.ip = frames[0];
 	gen_put(&g, pvprof_st_put_callchain(g.buf + g.len, sizeof(g.buf) - g.len, 0,
 					    g.time_ns, &facts, rec));
 }

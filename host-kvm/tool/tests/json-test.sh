@@ -300,10 +300,19 @@ expect_json_err "-j report --callgraph: no JSON form" 2 "--callgraph has no JSON
 expect_json_err "report -j: a usage error before -j" 2 "--sort: unknown key 'x'" report --sort x -j
 expect_json_err "report -j: a missing recording" 1 "nonexistent.data: cannot open" report -i "$tmp/nonexistent.data" -j
 expect_json_err "-j report: a missing recording" 1 "nonexistent.data: cannot open" -j report -i "$tmp/nonexistent.data"
-# A recording cut after its file header is read up to the cut (cut-test.sh);
-# one cut inside the header is no recording.
-head -c 20 "$data" >"$tmp/cut.data"
-expect_json_err "report -j: a damaged recording" 1 "cut.data: offset 0 (0x0): 20 bytes: too short" report -i "$tmp/cut.data" -j
+# A file header cut short is damage; a recording cut later is read up to
+# the cut (kvm-pvprof-report(8), DAMAGED AND LONG RECORDINGS).
+head -c 16 "$data" >"$tmp/cut.data"
+expect_json_err "report -j: a damaged recording" 1 "cut.data: offset 0 (0x0): 16 bytes: too short" \
+	report -i "$tmp/cut.data" -j
+head -c 1000 "$data" >"$tmp/cut-later.data"
+if "$bin" report -i "$tmp/cut-later.data" -j >"$tmp/cut-later.json" 2>"$tmp/cut-later.err" &&
+   "$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/cut-later.json" &&
+   grep -q '^Warning: .*cut at offset 1000' "$tmp/cut-later.err"; then
+	pass "report -j: a recording cut after its header: JSON on stdout, the cut's warning on stderr"
+else
+	fail "report -j: a recording cut after its header" "$(head -c 300 "$tmp/cut-later.err")"
+fi
 
 echo "== the header fits 100 columns"
 # header_width NAME FILE: every line of FILE that starts with '#' is at most

@@ -164,7 +164,7 @@ static void gen_mmap(uint32_t pid, uint64_t start, uint64_t len, uint8_t bid,
 	m->build_id.size = 20;
 	memset(m->build_id.bytes, bid, 20);
 	m->path_len = (uint16_t)strlen(path);
-	memcpy(m->path, path, m->path_len);
+	memcpy(msg + sizeof(*m), path, m->path_len);
 	room();
 	gen_message(&g, m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
 }
@@ -173,6 +173,7 @@ static void gen_callchain(char **f, int nf)
 {
 	static uint64_t rec_buf[(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH) / 8];
 	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
+	__u64 *frames = pvprof_record_frames(rec);
 	struct pvprof_notice_facts facts = { 0 };
 	uint64_t nk = num(f[6]), nu = num(f[7]);
 	uint32_t i;
@@ -191,8 +192,8 @@ static void gen_callchain(char **f, int nf)
 	rec->nr_user = (uint16_t)nu;
 	rec->size = (uint16_t)(sizeof(*rec) + 8 * (nk + nu));
 	for (i = 0; i < nk + nu; i++)
-		rec->frames[i] = num(f[8 + i]);
-	facts.ip = nk + nu ? rec->frames[0] : 0;
+		frames[i] = num(f[8 + i]);
+	facts.ip = nk + nu ? frames[0] : 0;
 	facts.cpl = num(f[5]) ? 3 : 0;
 	facts.event = PVPROF_EVENT_CPU_CLOCK;
 	room();

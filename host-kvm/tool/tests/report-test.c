@@ -85,7 +85,7 @@ static void gen_sample(struct gen *g, const struct sample *s)
 	rec->nr_kernel = s->nr_kernel;
 	rec->nr_user = s->nr_user;
 	rec->size = (uint16_t)(sizeof(*rec) + 8 * nr);
-	memcpy(rec->frames, s->frames, 8 * nr);
+	memcpy(pvprof_record_frames(rec), s->frames, 8 * nr);
 	facts.ip = nr ? s->frames[0] : K(0);
 	facts.cpl = (s->flags & PVPROF_REC_F_USER) ? 3 : 0;
 	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len,
@@ -149,7 +149,7 @@ static void gen_agent(struct gen *g)
 		m->build_id.size = 20;
 		memset(m->build_id.bytes, 0xab, 20);
 		m->path_len = (uint16_t)strlen(path);
-		memcpy(m->path, path, m->path_len);
+		memcpy(m + 1, path, m->path_len);
 		gen_message(g, m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
 	}
 

@@ -11,6 +11,7 @@
 
 #include "abi/pvprof.h"
 #include "core/pvprof_core.h"
+#include "core/record.h"
 #include "processor.h"
 
 #define KVM_CPUID_SIGNATURE	0x40000000
@@ -65,7 +66,7 @@ static inline void pvprof_guest_capture_rip(void *ctx, const struct pvprof_notic
 
 	(void)n;
 	(void)max_frames;
-	rec->frames[0] = PVPROF_KERNEL_HALF_START + regs->rip;
+	pvprof_record_frames(rec)[0] = PVPROF_KERNEL_HALF_START + regs->rip;
 	rec->nr_kernel = 1;
 	rec->flags = PVPROF_REC_F_KTHREAD;
 }
