@@ -40,11 +40,16 @@
 	"record [-d SECONDS] [-o FILE] [-F HZ] [-e EVENT]\n" \
 	"              [--call-graph fp|dwarf[,SIZE]] [-j] VM"
 #define USAGE_REPORT \
-	"report [-i FILE] [--sort self|total] [--callgraph] [--folded]\n" \
+	"report [-i FILE] [--sort KEY[,KEY...]] [--percent-limit PCT]\n" \
+	"              [--limit N] [--callgraph[=ORDER] | -g ORDER | --folded | --per-vcpu]\n" \
 	"              [--flamegraph OUT.svg [--title TEXT] [--width PIXELS] [--inverted]]\n" \
-	"              [--pprof OUT.pb.gz] [--vcpu N] [--pid PID] [--comm NAME]\n" \
-	"              [--kernel|--user] [--limit N] [-j]"
-#define USAGE_SCRIPT	"script [-i FILE]"
+	"              [--pprof OUT.pb.gz] [FILTERS] [-j]"
+#define USAGE_SCRIPT \
+	"script [-i FILE] [-F FIELD[,FIELD...]] [--reltime] [FILTERS]"
+/* The sample filters report and script share. */
+#define HELP_SPEC_FILTERS \
+	"       FILTERS := [--vcpu N] [--pid PID] [--comm NAME] [--time START,END]\n" \
+	"                  [--kernel|--user]\n"
 
 extern const char *bin_name;
 extern bool json_output;

@@ -5,9 +5,12 @@
  * One walk over the stream feeds sideband messages to the resolver in
  * stream order, symbolizes every frame of the samples that pass the
  * filters, and builds a call tree (root, command, outermost frame ...
- * innermost frame) and a function table.  The writers then print the
- * header totals, the top functions, the call graph, folded stacks or an
- * SVG flame graph from them.  A record's frames are kernel frames first,
+ * innermost frame) and a function table; the views that need each sample
+ * (the top table, the per-vCPU table, pprof) see it through a sink in the
+ * same walk.  The writers then print the header totals, the top table
+ * (report_sort.c), the call graph (report_callgraph.c), the per-vCPU
+ * table (report_vcpu.c), folded stacks or an SVG flame graph.  The filters
+ * report and script share are report_select.c's.  A record's frames are kernel frames first,
  * innermost first, then user frames innermost first (spec 9.1): the tree
  * puts user code nearer the root and the kernel path above it.
  */
@@ -27,12 +30,11 @@
 #include "report.h"
 #include "report_filter.h"
 #include "report_json.h"
+#include "report_perf.h"
 #include "symbolize.h"
 
 #define REPORT_DEFAULT_INPUT	"pvprof.data"
 #define REPORT_DEFAULT_LIMIT	50
-/* The call graph leaves out subtrees below this share, in per mille. */
-#define CALLGRAPH_MIN_PERMILLE	5
 #define LABEL_SIZE		(REPORT_NAME_MAX + 32)
 
 /* ------------------------------------------------------------------ */
@@ -295,20 +297,6 @@ struct build_ctx {
 	struct profile_frame counted[PVPROF_MAX_DEPTH];	/* its frames for @sink */
 };
 
-/* Which frames of a sample count: [*first, *end). */
-static void frame_range(const struct report_frames *fr, uint32_t flags,
-			uint32_t *first, uint32_t *end)
-{
-	uint32_t nr_kernel = fr->nr_kernel;
-
-	*first = 0;
-	*end = fr->nr;
-	if (flags & REPORT_F_KERNEL_ONLY)
-		*end = nr_kernel;
-	if (flags & REPORT_F_USER_ONLY)
-		*first = nr_kernel;
-}
-
 static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 {
 	const struct pvprof_record *rec = &v->u.callchain.rec;
@@ -317,16 +305,12 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 	uint32_t first, end, node, i;
 	const char *comm;
 
-	if (c->f->vcpu >= 0 && v->hdr.vcpu_id != (uint64_t)c->f->vcpu)
-		return 0;
-	if (c->f->pid >= 0 && rec->pid != (uint64_t)c->f->pid)
-		return 0;
 	comm = sample_comm(c->res, rec->pid, rec->exec_gen, comm_buf, sizeof(comm_buf));
-	if (c->f->comm && strcmp(comm, c->f->comm))
+	if (!report_sample_selected(c->f, v, comm))
 		return 0;
 	if (report_sample_frames(c->res, v, &c->frames))
 		return -1;
-	frame_range(&c->frames, c->f->flags, &first, &end);
+	report_frame_range(&c->frames, c->f->flags, &first, &end);
 	if ((c->f->flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY)) && first == end)
 		return 0;
 
@@ -568,11 +552,6 @@ static const char *field_str(const char *field, size_t size, char *buf)
 	return buf;
 }
 
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* "cpu-clock at 1000 Hz", "cycles every 100000 events". */
 static void write_config(char *buf, size_t size, const struct pvprof_data_vm *vm)
 {
@@ -797,7 +776,7 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 	fprintf(f, "# samples shown: %" PRIu64 ", frames: %" PRIu64
 		", unsymbolized frames: %" PRIu64 "\n", s->samples, s->frames,
 		s->unsymbolized);
-	if (flt->vcpu >= 0 || flt->pid >= 0 || flt->comm || flt->flags) {
+	if (flt->vcpu >= 0 || flt->pid >= 0 || flt->comm || flt->flags || flt->time) {
 		report_hdr_begin(&h, f, "filters:");
 		if (flt->vcpu >= 0)
 			report_hdr_item(&h, "vcpu %" PRId64, flt->vcpu);
@@ -813,6 +792,13 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 		report_hdr_sep(&h, " ");
 		if (flt->flags & REPORT_F_USER_ONLY)
 			report_hdr_item(&h, "user frames only");
+		report_hdr_sep(&h, " ");
+		if (flt->time) {
+			char when[REPORT_TIME_MAX_RANGES * 48];
+
+			report_time_describe(flt->time, when, sizeof(when));
+			report_hdr_item(&h, "time %s", when);
+		}
 		report_hdr_end(&h);
 	}
 	if (r->start.present)
@@ -833,175 +819,6 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 				s->losses[PVPROF_LOSS_STREAM_OVERFLOW]);
 		report_hdr_end(&h);
 	}
-	return ferror(f) ? -1 : 0;
-}
-
-struct func_order {
-	const struct profile_func *funcs;
-	enum report_sort key;
-};
-
-static int func_cmp(const void *a, const void *b, void *arg)
-{
-	const struct func_order *o = arg;
-	const struct profile_func *x = &o->funcs[*(const uint32_t *)a];
-	const struct profile_func *y = &o->funcs[*(const uint32_t *)b];
-	bool self = o->key == REPORT_SORT_SELF;
-	uint64_t x1 = self ? x->self : x->total, y1 = self ? y->self : y->total;
-	uint64_t x2 = self ? x->total : x->self, y2 = self ? y->total : y->self;
-	int r;
-
-	if (x1 != y1)
-		return x1 < y1 ? 1 : -1;
-	if (x2 != y2)
-		return x2 < y2 ? 1 : -1;
-	r = strcmp(x->name, y->name);
-	if (r)
-		return r;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	return strcmp(x->dso ? x->dso : "", y->dso ? y->dso : "");
-}
-
-/**
- * profile_func_order() - the function table in the order report lists it
- * @p: the profile
- * @sort: by self or by total samples, then by the other, then by name
- *
- * Return: p->nr_funcs indices into p->funcs, for free(); NULL when out of
- * memory (printed).
- */
-uint32_t *profile_func_order(const struct profile *p, enum report_sort sort)
-{
-	uint32_t *order = malloc((p->nr_funcs + 1) * sizeof(*order)), i;
-
-	if (!order) {
-		p_err("out of memory sorting %u functions", p->nr_funcs);
-		return NULL;
-	}
-	for (i = 0; i < p->nr_funcs; i++)
-		order[i] = i;
-	qsort_r(order, p->nr_funcs, sizeof(*order), func_cmp,
-		&(struct func_order){ .funcs = p->funcs, .key = sort });
-	return order;
-}
-
-/**
- * report_write_top() - the functions with the most samples
- * @f: output
- * @p: the profile
- * @sort: by self or by total samples
- * @limit: lines at most, 0 for all
- *
- * Return: 0, or -1 on an output error or out of memory.
- */
-int report_write_top(FILE *f, const struct profile *p, enum report_sort sort,
-		     uint64_t limit)
-{
-	char esc[REPORT_ESC_SIZE], esc_dso[REPORT_ESC_SIZE];
-	uint32_t *order = profile_func_order(p, sort), i;
-
-	if (!order)
-		return -1;
-	fprintf(f, "#\n# top functions by %s samples%s\n#\n",
-		sort == REPORT_SORT_SELF ? "self" : "total",
-		limit && limit < p->nr_funcs ? "" : " (all)");
-	fprintf(f, "#   Self%%   Total%%      Self     Total  Mode    Function  (DSO)\n");
-	for (i = 0; i < p->nr_funcs && (!limit || i < limit); i++) {
-		const struct profile_func *fn = &p->funcs[order[i]];
-
-		fprintf(f, "%8.2f%% %7.2f%% %9" PRIu64 " %9" PRIu64 "  %-6s  %s",
-			pct(fn->self, p->stats.samples), pct(fn->total, p->stats.samples),
-			fn->self, fn->total,
-			fn->kind == PROFILE_KIND_KERNEL ? "kernel" : "user",
-			esc_text(fn->name, esc));
-		if (fn->dso)
-			fprintf(f, "  (%s)", esc_text(fn->dso, esc_dso));
-		fputc('\n', f);
-	}
-	if (limit && p->nr_funcs > limit)
-		fprintf(f, "# ... %" PRIu64 " more functions (--limit 0 shows all)\n",
-			p->nr_funcs - limit);
-	free(order);
-	return ferror(f) ? -1 : 0;
-}
-
-struct callgraph_walk {
-	FILE *f;
-	const struct profile *p;
-	uint64_t hidden;
-};
-
-static int cg_cmp(const void *a, const void *b, void *arg)
-{
-	const struct profile_node *nodes = arg;
-	const struct profile_node *x = &nodes[*(const uint32_t *)a];
-	const struct profile_node *y = &nodes[*(const uint32_t *)b];
-
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return node_cmp(a, b, arg);
-}
-
-static int callgraph_node(struct callgraph_walk *w, uint32_t n, unsigned int depth)
-{
-	const struct profile *p = w->p;
-	char esc[REPORT_ESC_SIZE];
-	uint32_t *kids, nr = 0, i;
-
-	fprintf(w->f, "%8.2f%% %7.2f%%  %*s%s%s\n", pct(p->nodes[n].total, p->stats.samples),
-		pct(p->nodes[n].self, p->stats.samples), (int)(2 * depth), "",
-		esc_text(p->nodes[n].name, esc),
-		p->nodes[n].kind == PROFILE_KIND_KERNEL ? " [k]" :
-		p->nodes[n].kind == PROFILE_KIND_USER ? " [u]" : "");
-	for (i = p->nodes[n].child; i; i = p->nodes[i].sibling)
-		nr++;
-	if (!nr)
-		return 0;
-	kids = malloc(nr * sizeof(*kids));
-	if (!kids)
-		return -1;
-	nr = 0;
-	for (i = p->nodes[n].child; i; i = p->nodes[i].sibling)
-		kids[nr++] = i;
-	qsort_r(kids, nr, sizeof(*kids), cg_cmp, p->nodes);
-	for (i = 0; i < nr; i++) {
-		if (p->nodes[kids[i]].total * 1000 <
-		    (uint64_t)CALLGRAPH_MIN_PERMILLE * p->stats.samples) {
-			w->hidden++;
-			continue;
-		}
-		if (callgraph_node(w, kids[i], depth + 1)) {
-			free(kids);
-			return -1;
-		}
-	}
-	free(kids);
-	return 0;
-}
-
-/**
- * report_write_callgraph() - the call tree, callers above callees
- * @f: output
- * @p: the profile
- *
- * Children are ordered by samples; subtrees under 0.5% are left out and
- * counted.
- * Return: 0, or -1 on an output error or out of memory.
- */
-int report_write_callgraph(FILE *f, const struct profile *p)
-{
-	struct callgraph_walk w = { .f = f, .p = p };
-
-	fprintf(f, "#\n# call graph: command, then callers above callees; [k] kernel, [u] user\n#\n");
-	fprintf(f, "#  Total%%   Self%%  Function\n");
-	if (callgraph_node(&w, 0, 0)) {
-		p_err("out of memory writing the call graph");
-		return -1;
-	}
-	if (w.hidden)
-		fprintf(f, "# %" PRIu64 " subtrees below %d.%d%% not shown\n", w.hidden,
-			CALLGRAPH_MIN_PERMILLE / 10, CALLGRAPH_MIN_PERMILLE % 10);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -1254,22 +1071,98 @@ enum {
 	OPT_TITLE,
 	OPT_WIDTH,
 	OPT_INVERTED,
+	OPT_PERCENT_LIMIT,
+	OPT_TIME,
+	OPT_PER_VCPU,
+	OPT_RELTIME,
 };
 
 struct report_args {
 	const char *input;
-	enum report_sort sort;
-	bool callgraph, folded;
+	struct report_sort_spec sort;
+	bool callgraph, folded, per_vcpu;
+	struct callgraph_options cg;
+	bool percent_given;
+	double percent_limit;
 	const char *flamegraph;
 	const char *pprof;
 	struct flamegraph_options fg;
 	uint64_t limit;
+	struct report_time time;
 	struct report_filter filter;
 };
+
+/* The filters report and script share (report_sample_selected()). */
+#define FILTER_LONG_OPTIONS \
+	{ "vcpu", required_argument, NULL, OPT_VCPU }, \
+	{ "pid", required_argument, NULL, OPT_PID }, \
+	{ "comm", required_argument, NULL, OPT_COMM }, \
+	{ "kernel", no_argument, NULL, OPT_KERNEL }, \
+	{ "user", no_argument, NULL, OPT_USER }, \
+	{ "time", required_argument, NULL, OPT_TIME }
+
+/*
+ * Parses @opt when it is a filter: returns true and sets *@ret to the
+ * exit status so far; false when @opt is no filter.
+ */
+static bool filter_option(int opt, const char *arg, struct report_filter *flt,
+			  struct report_time *time, int *ret)
+{
+	uint64_t v;
+
+	*ret = EXIT_OK;
+	switch (opt) {
+	case OPT_VCPU:
+		*ret = parse_u64("--vcpu", arg, 0, UINT32_MAX, &v);
+		flt->vcpu = (int64_t)v;
+		return true;
+	case OPT_PID:
+		*ret = parse_u64("--pid", arg, 0, UINT32_MAX, &v);
+		flt->pid = (int64_t)v;
+		return true;
+	case OPT_COMM:
+		flt->comm = arg;
+		return true;
+	case OPT_KERNEL:
+		flt->flags |= REPORT_F_KERNEL_ONLY;
+		return true;
+	case OPT_USER:
+		flt->flags |= REPORT_F_USER_ONLY;
+		return true;
+	case OPT_TIME:
+		*ret = report_time_parse(arg, time);
+		flt->time = time;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int filter_check(const char *cmd, const struct report_filter *flt)
+{
+	if ((flt->flags & REPORT_F_KERNEL_ONLY) && (flt->flags & REPORT_F_USER_ONLY))
+		return usage_err("%s: give --kernel or --user, not both", cmd);
+	return EXIT_OK;
+}
+
+/* -g and --callgraph=ORDER: perf report's call-graph orders. */
+static int parse_callgraph_order(const char *what, const char *arg, bool *callee)
+{
+	if (!strcmp(arg, "caller"))
+		*callee = false;
+	else if (!strcmp(arg, "callee"))
+		*callee = true;
+	else
+		return usage_err("%s: expected 'caller' or 'callee', got: '%s'", what, arg);
+	return EXIT_OK;
+}
 
 static int report_help(void)
 {
 	printf("Usage: %1$s " USAGE_REPORT "\n"
+	       HELP_SPEC_FILTERS
+	       "       KEY := { self | total | comm | pid | tid | vcpu | dso | sym }\n"
+	       "       ORDER := { caller | callee }\n"
 	       "       %1$s report help\n"
 	       "\n"
 	       "Show the profile in a recording made by '%1$s record'. The header gives\n"
@@ -1278,14 +1171,28 @@ static int report_help(void)
 	       "cut at a return address outside the image's code, losses by reason,\n"
 	       "sideband messages and rejected ones, and frames left unsymbolized;\n"
 	       "kvm-pvprof-report(8), HEADER, explains each line. Lines wrap before 100\n"
-	       "columns. Then the top functions, or the chosen view.\n"
+	       "columns. Then the top table, or the chosen view.\n"
 	       "\n"
 	       "  -i FILE           the recording (default %2$s)\n"
-	       "  --sort self|total order functions by their own samples (default) or\n"
-	       "                    by the samples they appear in\n"
-	       "  --callgraph       the call tree instead of the function list\n"
+	       "  --sort KEY[,KEY...]  the top table's rows and order, as perf report's:\n"
+	       "                    comm, pid, tid, vcpu (perf's cpu), dso and sym (symbol)\n"
+	       "                    group the samples into rows; self (overhead: samples\n"
+	       "                    whose innermost frame is the row's) and total\n"
+	       "                    (overhead_children: samples with a frame that is) order\n"
+	       "                    them, with the other keys, in the order given; self\n"
+	       "                    first when no count is given (default: self, rows of\n"
+	       "                    functions)\n"
+	       "  --percent-limit PCT  leave out the rows, and the call graph's branches,\n"
+	       "                    below PCT%% of the samples shown (by the first count of\n"
+	       "                    --sort; the call graph's default is %8$g)\n"
+	       "  --limit N         rows listed, 0 for all (default %3$d)\n"
+	       "  --callgraph[=ORDER], -g ORDER  the call tree instead of the top table:\n"
+	       "                    caller order (the default: outermost frame first) or\n"
+	       "                    callee order (sampled functions first, callers below)\n"
 	       "  --folded          FlameGraph's folded stacks on stdout (the header goes\n"
 	       "                    to stderr)\n"
+	       "  --per-vcpu        per vCPU: the samples shown and their share, and the\n"
+	       "                    recording's callchains and losses by reason\n"
 	       "  --flamegraph OUT.svg  also write an interactive SVG flame graph: click a\n"
 	       "                    frame to zoom, Search (Ctrl-F) for a regular expression\n"
 	       "  --title TEXT      its title (default \"pvprof flame graph: FILE\")\n"
@@ -1297,21 +1204,25 @@ static int report_help(void)
 	       "  --vcpu N          only samples of vCPU N\n"
 	       "  --pid PID         only samples of guest process PID\n"
 	       "  --comm NAME       only samples of processes named NAME\n"
+	       "  --time START,END  only samples in this window, in seconds from the\n"
+	       "                    recording's start (either side may be empty; several\n"
+	       "                    windows separated by spaces), or percentages of its\n"
+	       "                    length as perf takes them: A%%-B%%[,C%%-D%%...] or P%%/N\n"
 	       "  --kernel          only kernel frames (samples without any are left out)\n"
 	       "  --user            only user frames (samples without any are left out)\n"
 	       "                    When the filters leave no sample, a warning on stderr\n"
 	       "                    names the filter and what the recording has (exit 0)\n"
-	       "  --limit N         functions listed, 0 for all (default %3$d)\n"
-	       "  -j, --json        the header and the function table as one JSON\n"
-	       "                    object on stdout (errors too; not with --callgraph\n"
-	       "                    or --folded); kvm-pvprof-report(8) lists its members\n"
+	       "  -j, --json        the header and the top table as one JSON object on\n"
+	       "                    stdout (errors too; not with --callgraph, --folded or\n"
+	       "                    --per-vcpu); kvm-pvprof-report(8) lists its members\n"
 	       "\n"
 	       "Strings from the guest are escaped: bytes other than printable ASCII\n"
 	       "show as \\xHH, names longer than %4$d bytes are cut and end in '...'.\n"
 	       "In JSON they are whole, valid UTF-8 kept and other bytes replaced\n"
 	       "by U+FFFD.\n",
 	       bin_name, REPORT_DEFAULT_INPUT, REPORT_DEFAULT_LIMIT, REPORT_NAME_MAX,
-	       FLAMEGRAPH_WIDTH_MIN, FLAMEGRAPH_WIDTH_MAX, FLAMEGRAPH_WIDTH_DEFAULT);
+	       FLAMEGRAPH_WIDTH_MIN, FLAMEGRAPH_WIDTH_MAX, FLAMEGRAPH_WIDTH_DEFAULT,
+	       CALLGRAPH_DEFAULT_PERCENT);
 	return EXIT_OK;
 }
 
@@ -1319,30 +1230,29 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 {
 	static const struct option opts[] = {
 		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },
+		{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+		{ "callgraph", optional_argument, NULL, OPT_CALLGRAPH },
+		{ "per-vcpu", no_argument, NULL, OPT_PER_VCPU },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
-		{ "vcpu", required_argument, NULL, OPT_VCPU },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "kernel", no_argument, NULL, OPT_KERNEL },
-		{ "user", no_argument, NULL, OPT_USER },
+		FILTER_LONG_OPTIONS,
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	static const char optstring[] = ":i:jh";
+	static const char optstring[] = ":i:g:jh";
 	uint64_t v;
 	int opt, ret;
 
 	*helped = false;
 	a->input = REPORT_DEFAULT_INPUT;
 	a->limit = REPORT_DEFAULT_LIMIT;
+	report_sort_parse("self", &a->sort);
 	a->filter.vcpu = -1;
 	a->filter.pid = -1;
 	scan_json_option(argc, argv, optstring, opts);
@@ -1355,17 +1265,25 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 			a->input = optarg;
 			break;
 		case OPT_SORT:
-			if (!strcmp(optarg, "self"))
-				a->sort = REPORT_SORT_SELF;
-			else if (!strcmp(optarg, "total"))
-				a->sort = REPORT_SORT_TOTAL;
-			else
-				return usage_err("--sort: expected 'self' or 'total', got: '%s'",
-						 optarg);
+			ret = report_sort_parse(optarg, &a->sort);
+			break;
+		case OPT_PERCENT_LIMIT:
+			ret = report_percent_parse("--percent-limit", optarg, &a->percent_limit);
+			a->percent_given = true;
 			break;
 		case OPT_CALLGRAPH:
 			a->callgraph = true;
+			if (optarg)
+				ret = parse_callgraph_order("--callgraph", optarg, &a->cg.callee);
 			break;
+		case 'g':
+			a->callgraph = true;
+			ret = parse_callgraph_order("-g", optarg, &a->cg.callee);
+			break;
+		case OPT_PER_VCPU:
+			a->per_vcpu = true;
+			break;
+
 		case OPT_FOLDED:
 			a->folded = true;
 			break;
@@ -1386,23 +1304,6 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		case OPT_INVERTED:
 			a->fg.inverted = true;
 			break;
-		case OPT_VCPU:
-			ret = parse_u64("--vcpu", optarg, 0, UINT32_MAX, &v);
-			a->filter.vcpu = (int64_t)v;
-			break;
-		case OPT_PID:
-			ret = parse_u64("--pid", optarg, 0, UINT32_MAX, &v);
-			a->filter.pid = (int64_t)v;
-			break;
-		case OPT_COMM:
-			a->filter.comm = optarg;
-			break;
-		case OPT_KERNEL:
-			a->filter.flags |= REPORT_F_KERNEL_ONLY;
-			break;
-		case OPT_USER:
-			a->filter.flags |= REPORT_F_USER_ONLY;
-			break;
 		case OPT_LIMIT:
 			ret = parse_u64("--limit", optarg, 0, UINT32_MAX, &a->limit);
 			break;
@@ -1413,7 +1314,8 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 			*helped = true;
 			return report_help();
 		default:
-			return option_err(opt, argv);
+			if (!filter_option(opt, optarg, &a->filter, &a->time, &ret))
+				return option_err(opt, argv);
 		}
 		if (ret)
 			return ret;
@@ -1422,15 +1324,21 @@ static int report_parse(int argc, char **argv, struct report_args *a, bool *help
 		*helped = true;
 		return report_help();
 	}
-	if ((a->filter.flags & REPORT_F_KERNEL_ONLY) && (a->filter.flags & REPORT_F_USER_ONLY))
-		return usage_err("report: give --kernel or --user, not both");
-	if (a->callgraph && a->folded)
-		return usage_err("report: give --callgraph or --folded, not both");
+	ret = filter_check(argv[0], &a->filter);
+	if (ret)
+		return ret;
+	if (a->callgraph + a->folded + a->per_vcpu > 1)
+		return usage_err("report: give one of --callgraph (or -g), --folded and --per-vcpu");
+	if (a->percent_given && (a->folded || a->per_vcpu))
+		return usage_err("report: --percent-limit applies to the top table and the call"
+				 " graph, not to %s", a->folded ? "--folded" : "--per-vcpu");
+	a->cg.min_percent = a->percent_given ? a->percent_limit : CALLGRAPH_DEFAULT_PERCENT;
 	if (!a->flamegraph && (a->fg.title || a->fg.width || a->fg.inverted))
 		return usage_err("report: --title, --width and --inverted need --flamegraph OUT.svg");
-	if (json_output && (a->callgraph || a->folded))
-		return usage_err("report: -j gives the header and the function table;"
-				 " %s has no JSON form", a->callgraph ? "--callgraph" : "--folded");
+	if (json_output && (a->callgraph || a->folded || a->per_vcpu))
+		return usage_err("report: -j gives the header and the top table;"
+				 " %s has no JSON form", a->callgraph ? "--callgraph" :
+				 a->folded ? "--folded" : "--per-vcpu");
 	return expect_operands(argc, argv, 0, "no operand");
 }
 
@@ -1463,6 +1371,9 @@ int do_report(int argc, char **argv)
 	struct report_args a = { 0 };
 	struct pvprof_symbolizer *sym;
 	struct report_pprof *pprof = NULL;
+	struct report_table *table = NULL;
+	struct report_vcpus *vcpus = NULL;
+	const struct profile_sink *sink = NULL;
 	struct report_resolver res;
 	char **warnings = NULL;
 	FILE *svg = NULL;
@@ -1478,6 +1389,13 @@ int do_report(int argc, char **argv)
 	ret = report_open(a.input, &r);
 	if (ret)
 		return ret;
+	if (a.filter.time) {
+		ret = report_time_resolve(&a.time, &r);
+		if (ret) {
+			recording_free(&r);
+			return ret;
+		}
+	}
 	/* Before any output: a report is not half written for a bad path. */
 	if (a.pprof) {
 		pprof = report_pprof_create(a.pprof, a.input);
@@ -1485,27 +1403,43 @@ int do_report(int argc, char **argv)
 			recording_free(&r);
 			return EXIT_FAILED;
 		}
+		sink = report_pprof_sink(pprof);
 	}
 	if (a.flamegraph) {
 		svg = fopen(a.flamegraph, "w");
 		if (!svg) {
 			p_err("cannot create %s: %s", a.flamegraph, strerror(errno));
-			report_pprof_free(pprof);
-			recording_free(&r);
-			return EXIT_FAILED;
+			ret = EXIT_FAILED;
+			goto close_svg;
 		}
+	}
+	/* The views that count more than the tree: they see every sample too. */
+	if (json_output || !(a.callgraph || a.folded || a.per_vcpu)) {
+		table = report_table_new(&a.sort);
+		if (!table) {
+			ret = EXIT_FAILED;
+			goto close_svg;
+		}
+		sink = report_table_sink(table, sink);
+	}
+	if (a.per_vcpu) {
+		vcpus = report_vcpus_new();
+		if (!vcpus) {
+			ret = EXIT_FAILED;
+			goto close_svg;
+		}
+		sink = report_vcpus_sink(vcpus, sink);
 	}
 	sym = recording_resolver(&r, &res);
 	if (!sym) {
 		ret = EXIT_FAILED;
 		goto close_svg;
 	}
-	if (profile_build_sink(&p, &r, &a.filter, &res,
-			       pprof ? report_pprof_sink(pprof) : NULL)) {
+	if (profile_build_sink(&p, &r, &a.filter, &res, sink)) {
 		ret = EXIT_FAILED;
 		goto free_profile;
 	}
-	nr_warnings = report_filter_warnings(&r, &p, &a.filter, &res, &warnings);
+	nr_warnings = report_filter_warnings(&r, &p.stats, &a.filter, &res, &warnings);
 	if (nr_warnings < 0) {
 		nr_warnings = 0;
 		ret = EXIT_FAILED;
@@ -1514,7 +1448,8 @@ int do_report(int argc, char **argv)
 	if (json_output) {
 		struct report_json j = {
 			.path = a.input, .r = &r, .p = &p, .flt = &a.filter, .res = &res,
-			.sym = sym, .sort = a.sort, .limit = a.limit,
+			.sym = sym, .table = table, .limit = a.limit,
+			.percent_limit = a.percent_limit,
 			.warnings = warnings, .nr_warnings = (size_t)nr_warnings,
 		};
 
@@ -1524,9 +1459,18 @@ int do_report(int argc, char **argv)
 		if (report_write_header(stderr, a.input, &r, &p, &a.filter, &res) ||
 		    report_write_folded(stdout, &p))
 			ret = EXIT_FAILED;
-	} else if (report_write_header(stdout, a.input, &r, &p, &a.filter, &res) ||
-		   (a.callgraph ? report_write_callgraph(stdout, &p) :
-		    report_write_top(stdout, &p, a.sort, a.limit))) {
+	} else if (report_write_header(stdout, a.input, &r, &p, &a.filter, &res)) {
+		ret = EXIT_FAILED;
+	} else if (a.callgraph) {
+		if (report_write_callgraph(stdout, &p, &a.cg))
+			ret = EXIT_FAILED;
+	} else if (a.per_vcpu) {
+		/* -2: a read error, already printed. */
+		ret = report_write_per_vcpu(stdout, vcpus, &r, &p, &a.filter);
+		if (ret == -2)
+			goto free_profile;
+		ret = ret ? EXIT_FAILED : EXIT_OK;
+	} else if (report_write_table(stdout, table, &p, a.limit, a.percent_limit)) {
 		ret = EXIT_FAILED;
 	}
 	a.fg.source = a.input;
@@ -1540,6 +1484,8 @@ int do_report(int argc, char **argv)
 	for (i = 0; i < nr_warnings && !json_output; i++)
 		fprintf(stderr, "Warning: %s\n", warnings[i]);
 free_profile:
+	if (ret < 0)
+		ret = EXIT_FAILED;
 	report_filter_warnings_free(warnings, nr_warnings);
 	profile_free(&p);
 	report_unwind_free(res.unwind);
@@ -1549,6 +1495,8 @@ close_svg:
 		p_err("write %s: %s", a.flamegraph, strerror(errno));
 		ret = EXIT_FAILED;
 	}
+	report_vcpus_free(vcpus);
+	report_table_free(table);
 	/* Removes the file unless it was written whole. */
 	report_pprof_free(pprof);
 	if (fflush(stdout) && !ret) {
@@ -1562,6 +1510,9 @@ close_svg:
 static int script_help(void)
 {
 	printf("Usage: %1$s " USAGE_SCRIPT "\n"
+	       HELP_SPEC_FILTERS
+	       "       FIELD := { comm | pid | tid | vcpu | cpu | time | period | event | ip |\n"
+	       "                  sym | symoff | dso }\n"
 	       "       %1$s script help\n"
 	       "\n"
 	       "Print every sample of a recording in the text form of 'perf script':\n"
@@ -1573,6 +1524,15 @@ static int script_help(void)
 	       "of \"->\".\n"
 	       "\n"
 	       "  -i FILE     the recording (default %2$s)\n"
+	       "  -F FIELD[,FIELD...]  the fields printed, in perf script's order whatever\n"
+	       "              the order given; or +FIELD and -FIELD to add to or take from\n"
+	       "              the default (all of them). Frames need ip, sym and dso need\n"
+	       "              ip, symoff needs sym; without ip a sample is its line alone\n"
+	       "  --reltime   times from the recording's start (the clock of --time), not\n"
+	       "              the host's CLOCK_MONOTONIC\n"
+	       "  FILTERS     as for report: --vcpu, --pid, --comm, --time (in seconds\n"
+	       "              from the recording's start, or percentages), --kernel or\n"
+	       "              --user (only those frames; samples without any left out)\n"
 	       "\n"
 	       "-j is refused, before the command as after it: this output is text\n"
 	       "for the tools above; 'report -j' gives the profile as JSON.\n",
@@ -1583,37 +1543,56 @@ static int script_help(void)
 int do_script(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "fields", required_argument, NULL, 'F' },
+		{ "reltime", no_argument, NULL, OPT_RELTIME },
+		FILTER_LONG_OPTIONS,
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	static const char optstring[] = ":i:jh";
+	static const char optstring[] = ":i:F:jh";
 	struct report_filter flt = { .vcpu = -1, .pid = -1 };
+	struct script_options o = { .fields = SCRIPT_F_DEFAULT };
 	const char *input = REPORT_DEFAULT_INPUT;
 	struct pvprof_symbolizer *sym;
 	struct report_resolver res;
+	struct report_stats st;
+	struct report_time time;
+	char **warnings = NULL;
+	int nr_warnings, opt, ret, i;
 	struct recording r;
-	int opt, ret;
 
 	scan_json_option(argc, argv, optstring, opts);
 	opterr = 0;
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+		ret = EXIT_OK;
 		switch (opt) {
 		case 'i':
 			input = optarg;
+			break;
+		case 'F':
+			ret = script_fields_parse(optarg, &o.fields);
+			break;
+		case OPT_RELTIME:
+			o.reltime = true;
 			break;
 		case 'j':
 			break;
 		case 'h':
 			return script_help();
 		default:
-			return option_err(opt, argv);
+			if (!filter_option(opt, optarg, &flt, &time, &ret))
+				return option_err(opt, argv);
 		}
+		if (ret)
+			return ret;
 	}
 	if (optind < argc && !strcmp(argv[optind], "help"))
 		return script_help();
-	ret = expect_operands(argc, argv, 0, "no operand");
+	ret = filter_check(argv[0], &flt);
+	if (!ret)
+		ret = expect_operands(argc, argv, 0, "no operand");
 	if (ret)
 		return ret;
 	/*
@@ -1628,16 +1607,31 @@ int do_script(int argc, char **argv)
 	ret = report_open(input, &r);
 	if (ret)
 		return ret;
+	if (flt.time) {
+		ret = report_time_resolve(&time, &r);
+		if (ret) {
+			recording_free(&r);
+			return ret;
+		}
+	}
 	sym = recording_resolver(&r, &res);
 	if (!sym) {
 		recording_free(&r);
 		return EXIT_FAILED;
 	}
-	ret = report_write_script(stdout, &r, &flt, &res);
+	ret = report_write_script(stdout, &r, &flt, &res, &o, &st);
 	if (ret == -1 || (!ret && fflush(stdout)))
 		p_err("write the script output: %s", strerror(errno));
 	if (ret || ferror(stdout))
 		ret = EXIT_FAILED;
+	nr_warnings = ret ? 0 : report_filter_warnings(&r, &st, &flt, &res, &warnings);
+	if (nr_warnings < 0) {
+		nr_warnings = 0;
+		ret = EXIT_FAILED;
+	}
+	for (i = 0; i < nr_warnings; i++)
+		fprintf(stderr, "Warning: %s\n", warnings[i]);
+	report_filter_warnings_free(warnings, nr_warnings);
 	report_unwind_free(res.unwind);
 	pvprof_symbolizer_free(sym);
 	recording_free(&r);

@@ -115,11 +115,6 @@ struct report_unwind_stats {
 	uint64_t fallback[REPORT_UW_NR];
 };
 
-enum report_sort {
-	REPORT_SORT_SELF,
-	REPORT_SORT_TOTAL,
-};
-
 #define REPORT_F_KERNEL_ONLY	(1U << 0)
 #define REPORT_F_USER_ONLY	(1U << 1)
 
@@ -129,12 +124,16 @@ enum report_sort {
  * @pid: only this guest pid, -1 for all
  * @comm: only this command name (compared unescaped), NULL for all
  * @flags: REPORT_F_*
+ * @time: only samples in these windows (--time), NULL for all
  */
+struct report_time;
+
 struct report_filter {
 	int64_t vcpu;
 	int64_t pid;
 	const char *comm;
 	uint32_t flags;
+	const struct report_time *time;
 };
 
 /**
@@ -351,7 +350,6 @@ struct report_host_counters {
 
 void report_host_counters(const struct recording_status *st,
 			  struct report_host_counters *c);
-uint32_t *profile_func_order(const struct profile *p, enum report_sort sort);
 
 /**
  * struct report_hdr - a header line being written (report_hdr_begin())
@@ -376,14 +374,13 @@ void report_hdr_end(struct report_hdr *h);
 int report_write_header(FILE *f, const char *path, const struct recording *r,
 			const struct profile *p, const struct report_filter *flt,
 			const struct report_resolver *res);
-int report_write_top(FILE *f, const struct profile *p, enum report_sort sort,
-		     uint64_t limit);
-int report_write_callgraph(FILE *f, const struct profile *p);
 int report_write_folded(FILE *f, const struct profile *p);
 int report_write_flamegraph(FILE *f, const struct profile *p, const char *title);
+struct script_options;
 int report_write_script(FILE *f, const struct recording *r,
 			const struct report_filter *flt,
-			const struct report_resolver *res);
+			const struct report_resolver *res,
+			const struct script_options *o, struct report_stats *st);
 
 /* pprof's profile.proto, gzipped (report_pprof.c). */
 struct report_pprof;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kvm-pvprof report: the warnings for filters that left no sample.
+ * kvm-pvprof report and script: the warnings for filters that left no
+ * sample.
  *
  * A report of nothing looks like a profile of an idle guest.  When the
  * filters let no callchain through, a second walk over the recording
  * (only then) finds which filter matched nothing on its own, and what the
- * recording has instead: its vCPUs, its busiest pids and commands.  When
- * each matches something, it is their combination, or --kernel/--user.
+ * recording has instead: its vCPUs, its busiest pids and commands, the
+ * span of its samples' times.  When each matches something, it is their
+ * combination, or --kernel/--user.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "main.h"
 #include "report.h"
 #include "report_filter.h"
+#include "report_perf.h"
 
 /* Entries listed per filter; the rest are counted. */
 #define WARN_LIST_MAX		8
@@ -129,7 +132,8 @@ struct filter_walk {
 	const struct report_filter *flt;
 	const struct report_resolver *res;
 	struct tally vcpus, pids, comms;
-	uint64_t vcpu_hits, pid_hits, comm_hits, all_hits;
+	uint64_t vcpu_hits, pid_hits, comm_hits, time_hits, all_hits;
+	uint64_t seen, first_ns, last_ns;	/* samples, their times from the start */
 	int error;
 };
 
@@ -140,7 +144,8 @@ static int walk_record(void *opaque, const struct pvprof_st_view *v, uint64_t of
 	const struct report_filter *f = w->flt;
 	char comm_buf[16];
 	const char *comm;
-	bool vcpu_ok, pid_ok, comm_ok;
+	bool vcpu_ok, pid_ok, comm_ok, time_ok;
+	uint64_t ns;
 
 	(void)off;
 	if (v->hdr.type != PVPROF_ST_CALLCHAIN)
@@ -150,10 +155,19 @@ static int walk_record(void *opaque, const struct pvprof_st_view *v, uint64_t of
 	vcpu_ok = f->vcpu < 0 || v->hdr.vcpu_id == (uint64_t)f->vcpu;
 	pid_ok = f->pid < 0 || rec->pid == (uint64_t)f->pid;
 	comm_ok = !f->comm || !strcmp(comm, f->comm);
+	time_ok = !f->time || report_time_selected(f->time, v->hdr.host_time_ns);
 	w->vcpu_hits += vcpu_ok;
 	w->pid_hits += pid_ok;
 	w->comm_hits += comm_ok;
-	w->all_hits += vcpu_ok && pid_ok && comm_ok;
+	w->time_hits += time_ok;
+	w->all_hits += vcpu_ok && pid_ok && comm_ok && time_ok;
+	if (f->time) {
+		ns = report_time_relative(f->time->origin_ns, v->hdr.host_time_ns);
+		if (!w->seen++ || ns < w->first_ns)
+			w->first_ns = ns;
+		if (ns > w->last_ns)
+			w->last_ns = ns;
+	}
 	if (tally_add(&w->vcpus, v->hdr.vcpu_id, NULL) ||
 	    tally_add(&w->pids, rec->pid, NULL) ||
 	    tally_add(&w->comms, 0, comm)) {
@@ -219,8 +233,12 @@ static void describe_filters(FILE *m, const struct report_filter *f)
 		fprintf(m, "%s--pid %" PRId64, sep, f->pid);
 		sep = " ";
 	}
-	if (f->comm)
+	if (f->comm) {
 		fprintf(m, "%s--comm %s", sep, esc_text(f->comm, esc));
+		sep = " ";
+	}
+	if (f->time)
+		fprintf(m, "%s--time %s", sep, esc_text(f->time->spec, esc));
 }
 
 struct warnings {
@@ -264,7 +282,7 @@ static void warnings_drop(struct warnings *w)
 }
 
 static int compose(struct warnings *out, const struct filter_walk *w,
-		   const struct report_filter *f, const struct profile *p)
+		   const struct report_filter *f, const struct report_stats *st)
 {
 	char esc[REPORT_ESC_SIZE];
 	bool alone = false;
@@ -276,7 +294,7 @@ static int compose(struct warnings *out, const struct filter_walk *w,
 			" samples of vCPU%s ", f->vcpu, w->vcpus.used > 1 ? "s" : "");
 		if (list_vcpus(out->m, &w->vcpus))
 			return -1;
-		fprintf(out->m, " (the VM has %u)", p->stats.nr_vcpus);
+		fprintf(out->m, " (the VM has %u)", st->nr_vcpus);
 		if (warning_end(out))
 			return -1;
 		alone = true;
@@ -296,6 +314,21 @@ static int compose(struct warnings *out, const struct filter_walk *w,
 		fprintf(out->m, "--comm %s matches no sample; the commands with the most"
 			" samples: ", esc_text(f->comm, esc));
 		if (list_busiest(out->m, &w->comms) || warning_end(out))
+			return -1;
+		alone = true;
+	}
+	if (f->time && !w->time_hits) {
+		char when[REPORT_TIME_MAX_RANGES * 48];
+
+		if (warning_begin(out))
+			return -1;
+		report_time_describe(f->time, when, sizeof(when));
+		fprintf(out->m, "--time %s (%s from the recording's start) matches no sample;"
+			" its samples are from %" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09"
+			PRIu64 " s", esc_text(f->time->spec, esc), when,
+			w->first_ns / UINT64_C(1000000000), w->first_ns % UINT64_C(1000000000),
+			w->last_ns / UINT64_C(1000000000), w->last_ns % UINT64_C(1000000000));
+		if (warning_end(out))
 			return -1;
 		alone = true;
 	}
@@ -323,14 +356,19 @@ static int compose(struct warnings *out, const struct filter_walk *w,
 				w->pid_hits);
 			sep = ",";
 		}
-		if (f->comm)
+		if (f->comm) {
 			fprintf(out->m, "%s --comm %s matches %" PRIu64, sep,
 				esc_text(f->comm, esc), w->comm_hits);
+			sep = ",";
+		}
+		if (f->time)
+			fprintf(out->m, "%s --time %s matches %" PRIu64, sep,
+				esc_text(f->time->spec, esc), w->time_hits);
 	} else {
 		fprintf(out->m, "%s leaves no sample: none of the %" PRIu64 " sample%s",
 			f->flags & REPORT_F_KERNEL_ONLY ? "--kernel" : "--user", w->all_hits,
 			w->all_hits > 1 ? "s" : "");
-		if (f->vcpu >= 0 || f->pid >= 0 || f->comm) {
+		if (f->vcpu >= 0 || f->pid >= 0 || f->comm || f->time) {
 			fprintf(out->m, " of ");
 			describe_filters(out->m, f);
 		}
@@ -343,7 +381,7 @@ static int compose(struct warnings *out, const struct filter_walk *w,
 /**
  * report_filter_warnings() - say which filter left the report empty
  * @r: the recording
- * @p: its profile, built with @f and @res
+ * @st: the totals of its profile (or of script's walk), built with @f and @res
  * @f: the filters
  * @res: the resolver, or NULL
  * @out: set to the messages (free with report_filter_warnings_free()),
@@ -354,7 +392,7 @@ static int compose(struct warnings *out, const struct filter_walk *w,
  * ASCII: guest strings in them are escaped as in the text report.
  * Return: the number of messages, or -1 out of memory (printed).
  */
-int report_filter_warnings(const struct recording *r, const struct profile *p,
+int report_filter_warnings(const struct recording *r, const struct report_stats *st,
 			   const struct report_filter *f,
 			   const struct report_resolver *res, char ***out)
 {
@@ -363,11 +401,11 @@ int report_filter_warnings(const struct recording *r, const struct profile *p,
 	int ret = 0;
 
 	*out = NULL;
-	if (p->stats.samples || !p->stats.callchains ||
-	    (f->vcpu < 0 && f->pid < 0 && !f->comm && !f->flags))
+	if (st->samples || !st->callchains ||
+	    (f->vcpu < 0 && f->pid < 0 && !f->comm && !f->flags && !f->time))
 		return 0;
 	if (recording_for_each(r, walk_record, &w) || w.error ||
-	    compose(&msgs, &w, f, p)) {
+	    compose(&msgs, &w, f, st)) {
 		p_err("out of memory describing the filters");
 		warnings_drop(&msgs);
 		ret = -1;

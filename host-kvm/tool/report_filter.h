@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kvm-pvprof report: warnings for filters that left no sample
+ * kvm-pvprof report and script: warnings for filters that left no sample
  * (report_filter.c).
  */
 #ifndef KVM_PVPROF_REPORT_FILTER_H
@@ -9,7 +9,7 @@
 #include "recording.h"
 #include "report.h"
 
-int report_filter_warnings(const struct recording *r, const struct profile *p,
+int report_filter_warnings(const struct recording *r, const struct report_stats *st,
 			   const struct report_filter *f,
 			   const struct report_resolver *res, char ***out);
 void report_filter_warnings_free(char **v, int nr);

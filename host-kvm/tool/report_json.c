@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kvm-pvprof report -j: the header's totals and the function table as one
+ * kvm-pvprof report -j: the header's totals and the top table as one
  * JSON object (doc/kvm-pvprof-report.8, JSON OUTPUT lists the members).
  *
  * Every count of the text header is here, under a name, with the same
- * value; the function table is the one the text prints, in its order and
- * with its --limit.  Guest strings are written whole, by json.c's rules
+ * value; the top table is the one the text prints: its rows (--sort), in
+ * its order, with its --limit and --percent-limit.  Guest strings are written whole, by json.c's rules
  * (valid UTF-8 kept, other bytes replaced), not cut or \xHH-escaped as
  * in the text.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -19,6 +18,7 @@
 #include "main.h"
 #include "report.h"
 #include "report_json.h"
+#include "report_perf.h"
 #include "symbolize.h"
 
 _Static_assert(sizeof(((struct pvprof_data_vm *)0)->domain) < 320 &&
@@ -43,11 +43,6 @@ static void member_int_or_null(struct json_writer *w, const char *name, int64_t 
 		json_null(w);
 	else
 		json_uint(w, (uint64_t)v);
-}
-
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
 static void write_vm(struct json_writer *w, const struct recording *r,
@@ -208,40 +203,8 @@ static void write_filters(struct json_writer *w, const struct report_filter *flt
 	json_member_string(w, "comm", flt->comm);
 	json_member_string(w, "frames", flt->flags & REPORT_F_KERNEL_ONLY ? "kernel" :
 			   flt->flags & REPORT_F_USER_ONLY ? "user" : "all");
+	json_member_string(w, "time", flt->time ? flt->time->spec : NULL);
 	json_end_object(w);
-}
-
-static int write_functions(struct json_writer *w, const struct profile *p,
-			   enum report_sort sort, uint64_t limit)
-{
-	uint32_t *order = profile_func_order(p, sort), i;
-
-	if (!order)
-		return -1;
-	json_member_string(w, "sort", sort == REPORT_SORT_SELF ? "self" : "total");
-	json_member_uint(w, "limit", limit);
-	json_member_uint(w, "nr_functions", p->nr_funcs);
-	json_name(w, "functions");
-	json_begin_array(w);
-	for (i = 0; i < p->nr_funcs && (!limit || i < limit); i++) {
-		const struct profile_func *fn = &p->funcs[order[i]];
-
-		json_begin_object(w);
-		json_member_string(w, "name", fn->name);
-		json_member_string(w, "mode",
-				   fn->kind == PROFILE_KIND_KERNEL ? "kernel" : "user");
-		json_member_string(w, "dso", fn->dso);
-		json_member_uint(w, "self", fn->self);
-		json_member_uint(w, "total", fn->total);
-		json_name(w, "self_percent");
-		json_fixed2(w, percent(fn->self, p->stats.samples));
-		json_name(w, "total_percent");
-		json_fixed2(w, percent(fn->total, p->stats.samples));
-		json_end_object(w);
-	}
-	json_end_array(w);
-	free(order);
-	return 0;
 }
 
 /**
@@ -309,7 +272,7 @@ int report_write_json(FILE *f, const struct report_json *a)
 	write_counters(&w, "start", &r->start);
 	write_counters(&w, "end", &r->end_status);
 	json_end_object(&w);
-	if (write_functions(&w, a->p, a->sort, a->limit))
+	if (report_table_json(&w, a->table, a->p, a->limit, a->percent_limit))
 		return -1;
 	json_name(&w, "warnings");
 	json_begin_array(&w);

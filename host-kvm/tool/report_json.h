@@ -12,6 +12,7 @@
 #include "report.h"
 
 struct pvprof_symbolizer;
+struct report_table;
 
 /**
  * struct report_json - what report -j writes
@@ -21,8 +22,9 @@ struct pvprof_symbolizer;
  * @flt: the filters it was built with
  * @res: the resolver it was built with, or NULL
  * @sym: the symbolizer behind @res, for the agent's counts, or NULL
- * @sort: the function table's order
+ * @table: the top table (--sort), filled while @p was built
  * @limit: its length, 0 for all
+ * @percent_limit: its rows below this share are left out
  * @warnings: messages on the filters (report_filter_warnings())
  * @nr_warnings: how many
  */
@@ -33,8 +35,9 @@ struct report_json {
 	const struct report_filter *flt;
 	const struct report_resolver *res;
 	const struct pvprof_symbolizer *sym;
-	enum report_sort sort;
+	const struct report_table *table;
 	uint64_t limit;
+	double percent_limit;
 	char *const *warnings;
 	size_t nr_warnings;
 };

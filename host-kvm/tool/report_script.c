@@ -23,14 +23,93 @@
 
 #include "main.h"
 #include "report.h"
+#include "report_perf.h"
 
 struct script_ctx {
 	FILE *f;
 	const struct recording *r;
 	const struct report_filter *flt;
 	const struct report_resolver *res;
+	const struct script_options *o;
+	uint64_t origin_ns;		/* what --reltime counts from */
+	struct report_stats *st;	/* what the filter warnings need */
 	struct report_frames frames;	/* the sample being written */
 };
+
+/* perf script's field names; "vcpu" is pvprof's name for perf's "cpu". */
+static const struct {
+	const char *name;
+	uint32_t bit;
+} script_fields[] = {
+	{ "comm", SCRIPT_F_COMM },
+	{ "pid", SCRIPT_F_PID },
+	{ "tid", SCRIPT_F_TID },
+	{ "cpu", SCRIPT_F_VCPU },
+	{ "vcpu", SCRIPT_F_VCPU },
+	{ "time", SCRIPT_F_TIME },
+	{ "period", SCRIPT_F_PERIOD },
+	{ "event", SCRIPT_F_EVENT },
+	{ "ip", SCRIPT_F_IP },
+	{ "sym", SCRIPT_F_SYM },
+	{ "symoff", SCRIPT_F_SYMOFF },
+	{ "dso", SCRIPT_F_DSO },
+};
+
+/**
+ * script_fields_parse() - the argument of script -F
+ * @arg: field names separated by commas, the fields printed; or, as in
+ *	perf, each with '+' or '-' to add it to or remove it from the
+ *	default fields
+ * @fields: receives the SCRIPT_F_* bits
+ *
+ * As perf script does, frames need ip, a symbol's offset needs sym, and
+ * sym and dso need ip (the frame's address is what they name).
+ * Return: EXIT_OK, or EXIT_USAGE after saying what is wrong.
+ */
+int script_fields_parse(const char *arg, uint32_t *fields)
+{
+	enum { SET, ADD_REMOVE, UNKNOWN } mode = UNKNOWN;
+	uint32_t set = 0, add = 0, remove = 0;
+	const char *p = arg;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char sign = *p == '+' || *p == '-' ? *p : 0;
+		size_t i;
+
+		if ((sign ? ADD_REMOVE : SET) != mode && mode != UNKNOWN)
+			return usage_err("-F: give every field with '+' or '-', or none, got: '%s'",
+					 arg);
+		mode = sign ? ADD_REMOVE : SET;
+		p += !!sign;
+		len -= !!sign;
+		for (i = 0; i < sizeof(script_fields) / sizeof(script_fields[0]); i++)
+			if (strlen(script_fields[i].name) == len &&
+			    !strncmp(script_fields[i].name, p, len))
+				break;
+		if (i == sizeof(script_fields) / sizeof(script_fields[0]))
+			return usage_err("-F: unknown field '%.*s' (fields: comm, pid, tid, vcpu "
+					 "or cpu, time, period, event, ip, sym, symoff, dso)",
+					 (int)len, p);
+		if (sign == '-')
+			remove |= script_fields[i].bit;
+		else if (sign == '+')
+			add |= script_fields[i].bit;
+		else
+			set |= script_fields[i].bit;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*fields = mode == SET ? set : (SCRIPT_F_DEFAULT | add) & ~remove;
+	if ((*fields & SCRIPT_F_SYMOFF) && !(*fields & SCRIPT_F_SYM))
+		return usage_err("-F: symoff needs sym");
+	if ((*fields & (SCRIPT_F_SYM | SCRIPT_F_DSO)) && !(*fields & SCRIPT_F_IP))
+		return usage_err("-F: sym and dso need ip, the address they name");
+	if (!*fields)
+		return usage_err("-F: no field left to print");
+	return EXIT_OK;
+}
 
 /*
  * A kernel frame without a symbol but in a known image is named like
@@ -40,20 +119,74 @@ struct script_ctx {
  * "[unknown] (DSO)", which stackcollapse-perf.pl names after the DSO.
  */
 static void script_frame(FILE *f, const struct report_sym *sym, uint64_t addr,
-			 bool kernel)
+			 bool kernel, uint32_t fields)
 {
 	char esc[REPORT_ESC_SIZE], esc_dso[REPORT_ESC_SIZE];
 
-	fprintf(f, "\t%16" PRIx64 " ", addr);
-	if (sym->symbol)
-		fprintf(f, "%s+0x%" PRIx64, esc_script(sym->symbol, esc), sym->offset);
-	else if (kernel && sym->dso && (int64_t)sym->offset < 0)
-		fprintf(f, "%s-0x%" PRIx64, esc_script(sym->dso, esc), -sym->offset);
-	else if (kernel && sym->dso)
-		fprintf(f, "%s+0x%" PRIx64, esc_script(sym->dso, esc), sym->offset);
-	else
-		fputs("[unknown]", f);
-	fprintf(f, " (%s)\n", sym->dso ? esc_script(sym->dso, esc_dso) : "[unknown]");
+	fprintf(f, "\t%16" PRIx64, addr);
+	if (fields & SCRIPT_F_SYM) {
+		fputc(' ', f);
+		if (sym->symbol) {
+			fputs(esc_script(sym->symbol, esc), f);
+			if (fields & SCRIPT_F_SYMOFF)
+				fprintf(f, "+0x%" PRIx64, sym->offset);
+		} else if (kernel && sym->dso && (int64_t)sym->offset < 0) {
+			fprintf(f, "%s-0x%" PRIx64, esc_script(sym->dso, esc), -sym->offset);
+		} else if (kernel && sym->dso) {
+			fprintf(f, "%s+0x%" PRIx64, esc_script(sym->dso, esc), sym->offset);
+		} else {
+			fputs("[unknown]", f);
+		}
+	}
+	if (fields & SCRIPT_F_DSO)
+		fprintf(f, " (%s)", sym->dso ? esc_script(sym->dso, esc_dso) : "[unknown]");
+	fputc('\n', f);
+}
+
+/* The sample's line: its fields in perf script's order, blank-separated. */
+static void script_header(struct script_ctx *c, const struct pvprof_st_view *v,
+			  const char *comm)
+{
+	const struct pvprof_record *rec = &v->u.callchain.rec;
+	uint32_t fields = c->o->fields;
+	char esc[REPORT_ESC_SIZE];
+	const char *sep = "";
+	uint64_t t;
+
+	if (fields & SCRIPT_F_COMM) {
+		fprintf(c->f, "%s", esc_script(comm, esc));
+		sep = " ";
+	}
+	if ((fields & SCRIPT_F_PID) && (fields & SCRIPT_F_TID))
+		fprintf(c->f, "%s%u/%u", sep, rec->pid, rec->tid);
+	else if (fields & (SCRIPT_F_PID | SCRIPT_F_TID))
+		fprintf(c->f, "%s%u", sep, fields & SCRIPT_F_PID ? rec->pid : rec->tid);
+	if (fields & (SCRIPT_F_PID | SCRIPT_F_TID))
+		sep = " ";
+	if (fields & SCRIPT_F_VCPU) {
+		fprintf(c->f, "%s[%03u]", sep, v->hdr.vcpu_id);
+		sep = " ";
+	}
+	if (fields & SCRIPT_F_TIME) {
+		t = c->o->reltime ? report_time_relative(c->origin_ns, v->hdr.host_time_ns) :
+				    v->hdr.host_time_ns;
+		fprintf(c->f, "%s%" PRIu64 ".%06" PRIu64 ":", sep, t / UINT64_C(1000000000),
+			t % UINT64_C(1000000000) / 1000);
+		sep = " ";
+	}
+	if (fields & SCRIPT_F_PERIOD) {
+		fprintf(c->f, "%s%" PRIu64, sep,
+			c->r->vm.sample_period ? c->r->vm.sample_period : 1);
+		sep = " ";
+	}
+	if (fields & SCRIPT_F_EVENT) {
+		const char *event = event_name(v->u.callchain.event);
+
+		fprintf(c->f, "%s%s:", sep, event ? event : "unknown-event");
+		sep = " ";
+	}
+	if (*sep)
+		fputc('\n', c->f);
 }
 
 static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
@@ -61,37 +194,38 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
 	struct script_ctx *c = opaque;
 	const struct pvprof_record *rec = &v->u.callchain.rec;
 	const struct report_resolver *res = c->res;
-	char comm_buf[16], esc[REPORT_ESC_SIZE];
-	const char *event;
-	uint32_t i;
+	uint32_t fields = c->o->fields;
+	char comm_buf[16];
+	const char *comm;
+	uint32_t first, end, i;
 
 	(void)off;
+	if (v->hdr.type == PVPROF_ST_HELLO)
+		c->st->nr_vcpus = v->u.hello.nr_vcpus;
 	if (v->hdr.type == PVPROF_ST_SIDEBAND && res && res->sideband) {
 		res->sideband(res->ctx, v->sb_msg, v->sb_len);
 		return 0;
 	}
 	if (v->hdr.type != PVPROF_ST_CALLCHAIN)
 		return 0;
-	if (c->flt->vcpu >= 0 && v->hdr.vcpu_id != (uint64_t)c->flt->vcpu)
+	c->st->callchains++;
+	comm = sample_comm(res, rec->pid, rec->exec_gen, comm_buf, sizeof(comm_buf));
+	if (!report_sample_selected(c->flt, v, comm))
 		return 0;
-	if (c->flt->pid >= 0 && rec->pid != (uint64_t)c->flt->pid)
-		return 0;
-	event = event_name(v->u.callchain.event);
-	fprintf(c->f, "%s %u/%u [%03u] %" PRIu64 ".%06" PRIu64 ": %" PRIu64 " %s:\n",
-		esc_script(sample_comm(res, rec->pid, rec->exec_gen, comm_buf,
-				       sizeof(comm_buf)), esc),
-		rec->pid, rec->tid, v->hdr.vcpu_id,
-		(uint64_t)(v->hdr.host_time_ns / 1000000000ULL),
-		(uint64_t)(v->hdr.host_time_ns % 1000000000ULL / 1000ULL),
-		c->r->vm.sample_period ? c->r->vm.sample_period : 1,
-		event ? event : "unknown-event");
 	if (report_sample_frames(res, v, &c->frames))
 		return 1;
-	for (i = 0; i < c->frames.nr; i++) {
+	report_frame_range(&c->frames, c->flt->flags, &first, &end);
+	if ((c->flt->flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY)) && first == end)
+		return 0;
+	c->st->samples++;
+	script_header(c, v, comm);
+	if (!(fields & SCRIPT_F_IP))
+		return ferror(c->f) ? 1 : 0;
+	for (i = first; i < end; i++) {
 		struct report_sym sym;
 
 		report_frame_resolve(res, &c->frames, i, rec->pid, rec->exec_gen, &sym);
-		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel);
+		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel, fields);
 	}
 	fputc('\n', c->f);
 	/* 1, not -1: recording_for_each()'s own failures are -1. */
@@ -102,18 +236,30 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
  * report_write_script() - every sample in perf script's text form
  * @f: output
  * @r: a parsed recording
- * @flt: vCPU and pid filters (the others do not apply)
+ * @flt: the filters, report's (report_sample_selected())
  * @res: the resolver, or NULL for raw addresses
+ * @o: the fields and the clock; NULL for perf script's defaults
+ * @st: receives the callchains, the samples written and the vCPUs (for
+ *	report_filter_warnings()), or NULL
  *
+ * With ip, a sample is its line, a line per frame and a blank line; without,
+ * its line alone.
  * Return: 0, -1 on an output error, or -2 after a read error of the
  * recording (printed).
  */
 int report_write_script(FILE *f, const struct recording *r,
 			const struct report_filter *flt,
-			const struct report_resolver *res)
+			const struct report_resolver *res,
+			const struct script_options *o, struct report_stats *st)
 {
-	struct script_ctx c = { .f = f, .r = r, .flt = flt, .res = res };
+	static const struct script_options defaults = { .fields = SCRIPT_F_DEFAULT };
+	struct report_stats unused;
+	struct script_ctx c = { .f = f, .r = r, .flt = flt, .res = res,
+				.o = o ? o : &defaults,
+				.origin_ns = r->host.start_monotonic_ns,
+				.st = st ? st : &unused };
 
+	memset(c.st, 0, sizeof(*c.st));
 	if (recording_for_each(r, script_record, &c) < 0)
 		return -2;
 	return ferror(f) ? -1 : 0;

@@ -4,8 +4,10 @@
  *
  * The input is a recording file.  The reader must accept it or refuse it
  * with a message that names an offset, never read outside it.  An accepted
- * recording goes through every writer (header, top functions by self and
- * by total, call graph, folded stacks, SVG, perf script) with a resolver
+ * recording goes through every writer (header, the top table by self and
+ * by every key, the call graph in both orders, the per-vCPU table, folded
+ * stacks, SVG, perf script with every field and with a few in a time
+ * window) with a resolver
  * that names each frame and process by bytes of the input, so the names
  * are as hostile as the fuzzer makes them, then again with the symbolizer
  * library fed the recording's sideband, as the command does.  Whatever the names, every
@@ -28,6 +30,7 @@
 #include "host-kvm/tool/flamegraph.h"
 #include "host-kvm/tool/recording.h"
 #include "host-kvm/tool/report.h"
+#include "host-kvm/tool/report_perf.h"
 #include "host-kvm/tool/symbolize.h"
 
 #define FUZZ_CHECK(cond)	do { if (!(cond)) abort(); } while (0)
@@ -157,9 +160,17 @@ static void check_svg(const char *s, size_t len)
 
 static void run_writers(const struct recording *r, const struct report_resolver *res)
 {
+	static const struct callgraph_options callee = { .callee = true, .min_percent = 1 };
 	struct report_filter none = { .vcpu = -1, .pid = -1 };
 	struct report_filter kernel = { .vcpu = 0, .pid = -1,
 					.flags = REPORT_F_KERNEL_ONLY };
+	struct script_options fields = { .fields = SCRIPT_F_COMM | SCRIPT_F_TID |
+					 SCRIPT_F_TIME | SCRIPT_F_IP | SCRIPT_F_DSO,
+					 .reltime = true };
+	struct report_sort_spec by_self, by_all;
+	struct report_table *top, *all;
+	struct report_vcpus *vcpus;
+	struct report_time window;
 	struct report_pprof *pp;
 	struct profile p;
 	uint64_t self_sum = 0, empty, samples;
@@ -168,10 +179,18 @@ static void run_writers(const struct recording *r, const struct report_resolver 
 	uint32_t i;
 	FILE *f;
 
-	/* The pprof writer takes every sample of this build. */
+	/* The pprof writer, the tables and the vCPU counts take every sample. */
 	pp = report_pprof_create("/dev/null", "fuzz");
 	FUZZ_CHECK(pp);
-	FUZZ_CHECK(!profile_build_sink(&p, r, &none, res, report_pprof_sink(pp)));
+	FUZZ_CHECK(!report_sort_parse("self", &by_self));
+	FUZZ_CHECK(!report_sort_parse("comm,pid,tid,vcpu,dso,sym,total", &by_all));
+	top = report_table_new(&by_self);
+	all = report_table_new(&by_all);
+	vcpus = report_vcpus_new();
+	FUZZ_CHECK(top && all && vcpus);
+	FUZZ_CHECK(!profile_build_sink(&p, r, &none, res,
+				       report_vcpus_sink(vcpus, report_table_sink(top,
+						report_table_sink(all, report_pprof_sink(pp))))));
 	FUZZ_CHECK(!report_pprof_write(pp, "fuzz", r, &p, &none, res));
 	report_pprof_free(pp);
 	for (i = 0; i < p.nr_funcs; i++) {
@@ -186,10 +205,19 @@ static void run_writers(const struct recording *r, const struct report_resolver 
 	f = open_memstream(&buf, &len);
 	FUZZ_CHECK(f);
 	FUZZ_CHECK(!report_write_header(f, "fuzz", r, &p, &kernel, res));
-	FUZZ_CHECK(!report_write_top(f, &p, REPORT_SORT_SELF, 0));
-	FUZZ_CHECK(!report_write_top(f, &p, REPORT_SORT_TOTAL, 3));
-	FUZZ_CHECK(!report_write_callgraph(f, &p));
-	FUZZ_CHECK(!report_write_script(f, r, &none, res));
+	FUZZ_CHECK(!report_write_table(f, top, &p, 0, 0));
+	FUZZ_CHECK(!report_write_table(f, all, &p, 3, 5));
+	FUZZ_CHECK(!report_write_callgraph(f, &p, NULL));
+	FUZZ_CHECK(!report_write_callgraph(f, &p, &callee));
+	FUZZ_CHECK(!report_write_per_vcpu(f, vcpus, r, &p, &none));
+	FUZZ_CHECK(!report_write_script(f, r, &none, res, NULL, NULL));
+	/* The second half of the recording, if it has a start to count from. */
+	if (r->has_host && !report_time_parse("50%-100%", &window) &&
+	    !report_time_resolve(&window, r)) {
+		none.time = &window;
+		FUZZ_CHECK(!report_write_script(f, r, &none, res, &fields, NULL));
+		none.time = NULL;
+	}
 	FUZZ_CHECK(!fclose(f));
 	check_ascii(buf, len);
 	free(buf);
@@ -207,6 +235,9 @@ static void run_writers(const struct recording *r, const struct report_resolver 
 	free(buf);
 	samples = p.stats.samples;
 	profile_free(&p);
+	report_table_free(top);
+	report_table_free(all);
+	report_vcpus_free(vcpus);
 
 	/* vCPU 0's kernel frames: a subset of the samples, no user frame. */
 	FUZZ_CHECK(!profile_build(&p, r, &kernel, res));

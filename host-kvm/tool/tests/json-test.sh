@@ -297,7 +297,7 @@ else
 fi
 expect_json_err "report -j --folded: no JSON form" 2 "--folded has no JSON form" report -i "$data" -j --folded
 expect_json_err "-j report --callgraph: no JSON form" 2 "--callgraph has no JSON form" -j report -i "$data" --callgraph
-expect_json_err "report -j: a usage error before -j" 2 "--sort: expected 'self' or 'total', got: 'x'" report --sort x -j
+expect_json_err "report -j: a usage error before -j" 2 "--sort: unknown key 'x'" report --sort x -j
 expect_json_err "report -j: a missing recording" 1 "nonexistent.data: cannot open" report -i "$tmp/nonexistent.data" -j
 expect_json_err "-j report: a missing recording" 1 "nonexistent.data: cannot open" -j report -i "$tmp/nonexistent.data"
 # A file header cut short is damage; a recording cut later is read up to

@@ -31,6 +31,7 @@
 #include "host-kvm/tool/flamegraph.h"
 #include "host-kvm/tool/recording.h"
 #include "host-kvm/tool/report.h"
+#include "host-kvm/tool/report_perf.h"
 #include "host-kvm/tool/symbolize.h"
 #include "recgen.h"
 
@@ -450,24 +451,27 @@ static void golden(const char *name, const char *file, const char *got, size_t l
 
 typedef int (*writer_fn)(FILE *f, const struct recording *r, const struct profile *p);
 
+/* The top tables of test_golden()'s profile: --sort self and --sort total. */
+static struct report_table *table_self, *table_total;
+
 static int w_report(FILE *f, const struct recording *r, const struct profile *p)
 {
 	struct report_filter none = { .vcpu = -1, .pid = -1 };
 
 	return report_write_header(f, "golden.data", r, p, &none, &fake) ||
-	       report_write_top(f, p, REPORT_SORT_SELF, 0);
+	       report_write_table(f, table_self, p, 0, 0);
 }
 
 static int w_total(FILE *f, const struct recording *r, const struct profile *p)
 {
 	(void)r;
-	return report_write_top(f, p, REPORT_SORT_TOTAL, 5);
+	return report_write_table(f, table_total, p, 5, 0);
 }
 
 static int w_callgraph(FILE *f, const struct recording *r, const struct profile *p)
 {
 	(void)r;
-	return report_write_callgraph(f, p);
+	return report_write_callgraph(f, p, NULL);
 }
 
 static int w_folded(FILE *f, const struct recording *r, const struct profile *p)
@@ -617,11 +621,18 @@ static void test_golden(const char *data_path)
 		{ "golden: flame graph SVG", "sym-flamegraph.svg", w_svg },
 	};
 	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	struct report_sort_spec by_self, by_total;
 	char err[512], *out, *again;
 	struct recording r;
 	struct profile p;
 	size_t len, len2, i;
 
+	if (report_sort_parse("self", &by_self) || report_sort_parse("total", &by_total) ||
+	    !(table_self = report_table_new(&by_self)) ||
+	    !(table_total = report_table_new(&by_total))) {
+		fail("golden: the top tables", "cannot make them");
+		return;
+	}
 	if (recording_load(&r, data_path, err, sizeof(err))) {
 		fail("golden: load the recording", "%s", err);
 		return;
@@ -632,7 +643,8 @@ static void test_golden(const char *data_path)
 		     r.stream_records, r.has_end);
 	else
 		pass("golden: reader counts");
-	if (profile_build(&p, &r, &none, &fake)) {
+	if (profile_build_sink(&p, &r, &none, &fake,
+			       report_table_sink(table_self, report_table_sink(table_total, NULL)))) {
 		fail("golden: build the profile", "failed");
 		recording_free(&r);
 		return;
@@ -681,7 +693,7 @@ static void test_golden(const char *data_path)
 	{
 		FILE *f = open_memstream(&out, &len);
 
-		if (!f || report_write_script(f, &r, &none, &fake) || fclose(f))
+		if (!f || report_write_script(f, &r, &none, &fake, NULL, NULL) || fclose(f))
 			fail("golden: perf script", "the writer failed");
 		else
 			golden("golden: perf script", "sym-script.txt", out, len);
@@ -689,6 +701,8 @@ static void test_golden(const char *data_path)
 	}
 	profile_free(&p);
 	recording_free(&r);
+	report_table_free(table_self);
+	report_table_free(table_total);
 }
 
 static void test_filters(const char *data_path)
@@ -1176,7 +1190,7 @@ static void test_fp_honest(const char *dir)
 	capture(w_svg, &r, &p, &svg, &len);
 	f = open_memstream(&script, &len);
 	if (f) {
-		report_write_script(f, &r, &none, &res);
+		report_write_script(f, &r, &none, &res, NULL, NULL);
 		fclose(f);
 	}
 

@@ -201,9 +201,9 @@ head -c 20 golden.data >cut-header.data
 expect_err "report: a cut file header" 1 "cut-header.data: offset 0 (0x0): 20 bytes: too short for a pvprof recording header" -- report -i cut-header.data
 printf 'not a recording, just text\n' >text.data
 expect_err "report: not a recording" 1 "text.data: offset 0 (0x0): not a pvprof recording (bad magic)" -- report -i text.data
-expect_err "report: bad --sort" 2 "--sort: expected 'self' or 'total', got: 'name'" -- report --sort name
+expect_err "report: bad --sort" 2 "--sort: unknown key 'name' (keys: self, total, comm, pid, tid, vcpu, dso, sym)" -- report --sort name
 expect_err "report: --kernel and --user" 2 "give --kernel or --user, not both" -- report --kernel --user
-expect_err "report: --callgraph and --folded" 2 "give --callgraph or --folded, not both" -- report --callgraph --folded
+expect_err "report: --callgraph and --folded" 2 "give one of --callgraph (or -g), --folded and --per-vcpu" -- report --callgraph --folded
 expect_err "report: bad --vcpu" 2 "--vcpu: expected a number from 0 to 4294967295, got: 'x'" -- report --vcpu x
 expect_err "report: bad --limit" 2 "--limit: expected a number" -- report --limit -1
 expect_err "report: an operand" 2 "report: unexpected argument 'extra'" -- report extra
