@@ -96,7 +96,7 @@ cc -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 	-fno-optimize-sibling-calls -static -o "$BUILD/agent-test" "$TESTS_DIR/agent-test.c" ||
 	die "cannot build agent-test"
 cc -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$REPO_DIR" -o "$BUILD/sb-check" \
-	"$TESTS_DIR/sb-check.c" "$REPO_DIR/host-kvm/tool/recording.c" \
+	"$TESTS_DIR/sb-check.c" "$REPO_DIR/host-kvm/tool/recording.c" "$REPO_DIR/host-kvm/tool/json.c" \
 	"$REPO_DIR/host-kvm/tool/common.c" "$REPO_DIR/host-kvm/tool/symbolize.c" \
 	"$REPO_DIR"/core/*.c || die "cannot build sb-check"
 "$NESTED_DIR/l2-initramfs" --run "$TESTS_DIR/agent-l2.sh" \
