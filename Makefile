@@ -77,6 +77,7 @@ check: deps
 	scripts/summarize-results.sh $(O)/results && exit $$status
 
 check-unit:
+	O=$(O) tests/nested/supervisor-test.py
 	$(MAKE) -C spec run
 	$(MAKE) -C tests/unit run
 	$(MAKE) -C tests/fuzz smoke

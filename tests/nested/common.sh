@@ -162,25 +162,10 @@ check() {
 	fi
 }
 
-# vm_state SOCKET: what a QEMU that stopped making progress is doing, through
-# its QMP socket: its run state and every vCPU's registers, twice, 1 s apart
-# (a vCPU in a loop shows a RIP in the same function both times), then IDT
-# gate 0 as the first vCPU sees it, from which stuck-symbols learns a Linux
-# guest's KASLR offset.
+# vm_state SOCKET: what a QEMU that stopped making progress is doing, read
+# through its QMP socket (supervisor.py state).
 vm_state() {
-	local i regs idt
-	for i in 1 2; do
-		echo "== $(date +%T)"
-		"$NESTED_DIR/qmp" "$1" query-status
-		regs=$("$NESTED_DIR/qmp" "$1" human-monitor-command \
-			'{"command-line": "info registers -a"}' | jq -r .)
-		printf '%s\n' "$regs"
-		[ "$i" = 2 ] || sleep 1
-	done
-	idt=$(sed -n 's/^IDT= *\([0-9a-f]*\) .*/\1/p' <<< "$regs" | head -n 1)
-	[ -n "$idt" ] || return 0
-	"$NESTED_DIR/qmp" "$1" human-monitor-command \
-		"{\"command-line\": \"x /2gx 0x$idt\"}" | jq -r . | sed 's/^/IDT gate 0: /'
+	python3 "$NESTED_DIR/supervisor.py" state "$1"
 }
 
 # kernel_system_map IMAGE KVER: the System.map of the kernel a VM boots: the
@@ -200,61 +185,15 @@ kernel_system_map() {
 }
 
 # stuck_rips STATE SYSTEM_MAP: the RIPs of a vm_state dump on one line,
-# named where the map allows.
+# named where the map allows (supervisor.py rips).
 stuck_rips() {
-	[ -s "$1" ] || { echo "(no state saved)"; return; }
-	if [ -r "$2" ]; then
-		"$NESTED_DIR/stuck-symbols" "$1" "$2" | paste -sd ' '
-	else
-		{ echo "(unnamed: no $2)"; grep -o 'RIP=[0-9a-f]*' "$1"; } | paste -sd ' '
-	fi
+	python3 "$NESTED_DIR/supervisor.py" rips "$1" "$2"
 }
 
 # run_l1_said STDERR: run-l1's own messages in a file that holds its stderr,
 # without the console tail it appends on failure (the console is in its --out).
 run_l1_said() {
 	grep -v '^  | ' "$1" 2>/dev/null | tail -n 40
-}
-
-# l1_died_of_emulation STDERR [DEATH...]: whether run-l1 said (in the file
-# that holds its stderr) that L1 died one of the ways QEMU 7.2's nested SVM
-# emulation kills it now and then ("Known failure of the emulation" in
-# tests/nested/README.md): triple-fault, frozen (a CPU that stopped taking
-# its timer interrupt), lockup (the kernel's soft-lockup report) or timeout (a
-# silent hang until --timeout). DEATHs limit the answer to those (default:
-# all four); a caller whose own code could lock up or hang L1 leaves those
-# out. Prints run-l1's lines that say so.
-l1_died_of_emulation() {
-	local stderr=$1 death patterns=()
-	shift
-	[ $# -gt 0 ] || set -- triple-fault frozen lockup timeout
-	for death; do
-		case $death in
-		triple-fault) patterns+=(-e '^run-l1: QEMU logged a triple fault') ;;
-		frozen) patterns+=(-e '^run-l1: L1 is frozen') ;;
-		lockup) patterns+=(-e '^run-l1: L1 locked up') ;;
-		timeout) patterns+=(-e '^run-l1: timed out after [0-9]* s; COMMAND was still running') ;;
-		*) echo "l1_died_of_emulation: unknown death '$death'" >&2; return 2 ;;
-		esac
-	done
-	run_l1_said "$stderr" | grep "${patterns[@]}"
-}
-
-# note_l1_died NAME BOOT MAX STATUS WHY: says in NOTE lines that L1 BOOT of at
-# most MAX (in the run NAME) died, run-l1's exit STATUS, and WHY (the lines
-# l1_died_of_emulation printed).
-note_l1_died() {
-	echo "NOTE $1: L1 $2 of at most $3 died (run-l1 exited $4):"
-	sed 's/^/NOTE   /' <<< "$5"
-}
-
-# keep_dead_l1_dir NAME DIR KEPT: moves a dead L1's out directory DIR to KEPT
-# (replacing an older one) so that the next boot starts from an empty DIR,
-# and says so.
-keep_dead_l1_dir() {
-	rm -rf "$3"
-	mkdir -p "$(dirname "$3")" && mv "$2" "$3" && mkdir -p "$2" || return 1
-	echo "NOTE $1: kept as $3; the emulation's known failure (tests/nested/README.md), again in a new L1"
 }
 
 results_write() {

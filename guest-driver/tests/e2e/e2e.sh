@@ -193,22 +193,20 @@ in_l1_main() {
 
 # The migration L2 runs under a QEMU started here rather than by run-l2:
 # the incoming side needs the same command line, and a reset must reboot
-# (run-l2 passes -no-reboot).  A qcow2 drive without a device holds the
-# savevm snapshot.  QMP sockets live in L1's /tmp (no sockets on 9p).
+# (--reboot: run-l2 passes -no-reboot).  The command line is the
+# supervisor's L2, with a qcow2 drive without a device that holds the savevm
+# snapshot.  QMP sockets live in L1's /tmp (no sockets on 9p).
 # '-M pc' as in run-l2 --machine pc: on microvm nothing answers the NMI
 # reason port, so Linux reports a back-to-back NMI it would swallow on a PC.
 mig_qemu() {
-	local name=$1
+	local name=$1 cmd
 	shift
-	qemu-system-x86_64 -accel kvm -M pc \
-		-cpu host -smp 1 -m 256 -name l2,debug-threads=on \
-		-nodefaults -no-user-config -display none \
-		-kernel "$l2_kernel" -initrd "$L2_IMAGE" \
-		-append "console=ttyS0 quiet reboot=t panic=-1 initcall_blacklist=cmos_init,pci_arch_init e2e_mode=mig $l2_args" \
-		-drive "if=none,id=snap,format=qcow2,file=$out/snap.qcow2" \
-		-chardev "file,id=console,path=$out/$name.console" -serial chardev:console \
-		-qmp "unix:/tmp/e2e-$name.qmp,server=on,wait=off" -pidfile "$out/$name.pid" \
-		"$@" < /dev/null > "$out/$name.qemu.log" 2>&1 &
+	mapfile -d '' -t cmd < <(python3 "$NESTED_DIR/supervisor.py" l2-command \
+		--kernel "$l2_kernel" --initrd "$L2_IMAGE" --machine pc --mem 256 --reboot \
+		--append "e2e_mode=mig $l2_args" --console "$out/$name.console" \
+		--qmp "/tmp/e2e-$name.qmp" --pidfile "$out/$name.pid" -- \
+		-drive "if=none,id=snap,format=qcow2,file=$out/snap.qcow2" "$@")
+	"${cmd[@]}" < /dev/null > "$out/$name.qemu.log" 2>&1 &
 }
 
 # step NAME CMD...: log CMD's outcome as "step NAME STATUS" for the checks.
@@ -467,31 +465,23 @@ else
 	l2_system_map=$(kernel_system_map "" "${KVER:-$(default_kver)}")
 fi
 
-# boot_l1 KVM TIMEOUT RUN-L1-OPTION...: one L1 boot's half in $out. An L1
-# that the emulation killed (l1_died_of_emulation; tests/nested/README.md)
-# is booted again, at most PVPROF_L1_BOOTS L1s in all (default 2), its out
-# directory kept beside as OUT.died-N; the output says so. Sets l1_status.
+# boot_l1 KVM TIMEOUT RUN-L1-OPTION...: one L1 boot's half in $out; run-l1
+# boots L1 again when the emulation killed it, and says so
+# (tests/nested/README.md). Sets l1_status.
 boot_l1() {
-	local kvm=$1 timeout=$2 boot died max_boots=${PVPROF_L1_BOOTS:-2}
+	local kvm=$1 timeout=$2
 	shift 2
-	for ((boot = 1; ; boot++)); do
-		"$NESTED_DIR/run-l1" --kvm "$kvm" "$@" --timeout "$timeout" --out "$out" -- \
-			"$E2E_DIR/e2e.sh" --in-l1 "$kvm" "$out" "$l2_kernel" "$factor" "$kmsg" "$reloads" \
-			> "$out/l1.stdout" 2> "$out/l1.stderr"
-		l1_status=$?
-		[ "$boot" -lt "$max_boots" ] || break
-		died=$(l1_died_of_emulation "$out/l1.stderr") || break
-		note_l1_died "l1-$kvm" "$boot" "$max_boots" "$l1_status" "$died"
-		keep_dead_l1_dir "l1-$kvm" "$out" "$out.died-$boot" || die "cannot move $out aside"
-	done
+	"$NESTED_DIR/run-l1" --kvm "$kvm" "$@" --timeout "$timeout" --out "$out" -- \
+		"$E2E_DIR/e2e.sh" --in-l1 "$kvm" "$out" "$l2_kernel" "$factor" "$kmsg" "$reloads" \
+		> "$out.l1.stdout" 2> "$out.l1.stderr"
+	l1_status=$?
+	grep '^run-l1: boot [0-9]* of' "$out.l1.stderr" | sed "s/^/  note: l1-$kvm: /"
 }
 
 # note_l2_booted_again: says so when run-l2 booted the L2 of $out once more
 # after its first boot did not reach init.
 note_l2_booted_again() {
-	[ -f "$out/l2.console.hung" ] || return 0
-	echo "  note: $out: the L2's first boot did not reach init and it was booted again" \
-		"($(grep -h '^NOTE: run-l2' "$out/l2.stderr"); console $out/l2.console.hung)"
+	grep '^run-l2: boot [0-9]* of' "$out/l2.stderr" 2>/dev/null | sed "s|^|  note: $out: |"
 }
 
 # ---- boot 1: the pvprof KVM
@@ -510,7 +500,7 @@ tr -d '\r' < "$con" 2>/dev/null | grep -E '^(KSYM|KTEXT|KMOD) ' > "$out/ksyms"
 	--sys "$(fact "$con" pid_sys):$base/e2e-sys.nm" \
 	--nofp "$(fact "$con" pid_nofp):$base/e2e-nofp.nm" \
 	"$out/main.stream" > "$out/check.out" 2> "$out/check.err"
-check l1-runs "run-l1 exited $l1_status: $(run_l1_said "$out/l1.stderr")" [ -f "$out/l2.status" ]
+check l1-runs "run-l1 exited $l1_status: $(run_l1_said "$out.l1.stderr")" [ -f "$out/l2.status" ]
 check l2-reached-init "no L2-INIT on its console; its state: $out/l2-stuck.txt (RIPs: $(stuck_rips "$out/l2-stuck.txt" "$l2_system_map"))" \
 	grep -q '^L2-INIT' "$con"
 check l2-runs "run-l2 exited '$(cat "$out/l2.status" 2>/dev/null)'" [ "$(cat "$out/l2.status" 2>/dev/null)" = 0 ]
