@@ -23,6 +23,15 @@ mkdir -p "$out" || die "cannot create $out"
 run_status=$?
 check demo-runs "demo/run.sh exited $run_status: $(tail -n 3 "$out/run.stderr" | tr '\n' ' ')" \
 	[ "$run_status" = 0 ]
+# What a newcomer sees: a line per phase with the time so far, the nested
+# host's boot and the guest's phases as they come, then where the outputs are.
+phases=$(grep -cE '^demo: \[ *[0-9]+ s\] ' "$out/run.stderr")
+check demo-says-each-phase "$phases progress lines: $(grep -E '^demo: \[' "$out/run.stderr" | tr '\n' '|')" \
+	bash -c "[ $phases -ge 10 ] && grep -qE '^demo: \[ *[0-9]+ s\] L1 booted in ' '$out/run.stderr' &&
+		grep -qE '^demo: \[ *[0-9]+ s\] guest: ' '$out/run.stderr' && grep -qE '^demo: \[ *[0-9]+ s\] done$' '$out/run.stderr'"
+check demo-names-its-outputs "no output list on stderr" \
+	bash -c "grep -q '^  flamegraph.svg  open it in a browser' '$out/run.stderr' &&
+		grep -q '^  profile.pb.gz   pprof: go tool pprof -top $out/profile.pb.gz' '$out/run.stderr'"
 
 report=$out/report.txt folded=$out/folded.txt svg=$out/flamegraph.svg
 # Kernel functions every x86-64 system call of 6.1 passes through.

@@ -107,15 +107,30 @@ add_libraries() {
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/{report.txt,callgraph.txt,folded.txt,flamegraph.svg,profile.pb.gz,pvprof.data,record.log,status.txt,command,perf-seconds,perf-chains.txt}
-rm -rf "$out/l2"
+rm -rf "$out/l2" "$out"/died-*
 start=$SECONDS
 TOOL=$O/bin/kvm-pvprof
+
+# progress MESSAGE: one line per phase, with the seconds since the start.
+progress() {
+	printf 'demo: [%4d s] %s\n' $((SECONDS - start)) "$*" >&2
+}
+
+# fail WHAT LOG HINT: what failed, the end of the log that says why, and
+# what to try.
+fail() {
+	progress "FAILED: $1"
+	[ -s "$2" ] && { echo "demo: last lines of $2:"; tail -n 15 "$2" | sed 's/^/  | /'; } >&2
+	echo "demo: $3" >&2
+	exit 1
+}
 
 step() {
 	local what=$1
 	shift
-	echo "demo: $what" >&2
-	"$@" > "$out/build.log" 2>&1 || die "$what failed; last lines of $out/build.log:$(echo; tail -n 15 "$out/build.log")"
+	progress "$what"
+	"$@" > "$out/build.log" 2>&1 ||
+		fail "$what" "$out/build.log" "a build failed: scripts/install-deps.sh installs what the build needs; the whole log is $out/build.log"
 }
 step "building the pvprof KVM modules" make -s -C "$REPO_DIR/host-kvm" modules
 step "building kvm-pvprof" make -s -C "$REPO_DIR/host-kvm/tool"
@@ -153,22 +168,34 @@ if [ -n "$guest_perf" ]; then
 	add_libraries "$perf"
 	file_args+=("${lib_files[@]}")
 fi
-step "building the L2 guest's initramfs" "$NESTED_DIR/l2-initramfs" -o "$initrd" \
+step "building the guest's initramfs" "$NESTED_DIR/l2-initramfs" -o "$initrd" \
 	--run "$DEMO_DIR/l2-demo.sh" --insmod "$O/guest-driver/pvprof_guest.ko" "${file_args[@]}"
 
-echo "demo: booting the nested host and the guest" >&2
+progress "booting the nested host (L1) and the guest (L2)"
+# The nested host's own lines, as they come: its boot, the guest's phases
+# and every boot the emulation killed and the supervisor booted again.
 "$NESTED_DIR/run-l1" --kvm pvprof --timeout $((seconds + ${guest_perf:-0} * 20 + 900)) --out "$out" -- \
-	"$DEMO_DIR/in-l1.sh" "$out" "$initrd" "$seconds" "$hz" "$call_graph" > "$out/l1.log" 2>&1
-l1_status=$?
-grep -E '^(demo|recorded|run-l1: L1 booted)' "$out/l1.log" >&2
-[ "$l1_status" = 0 ] && [ -s "$out/pvprof.data" ] ||
-	die "the run in the nested host failed (exit $l1_status); last lines of $out/l1.log:$(echo; tail -n 15 "$out/l1.log")"
+	"$DEMO_DIR/in-l1.sh" "$out" "$initrd" "$seconds" "$hz" "$call_graph" 2>&1 |
+	tee "$out/l1.log" |
+	while IFS= read -r line; do
+		case $line in
+		"run-l1: L1 booted in "*) progress "${line#run-l1: }" ;;
+		"run-l1: boot "*) progress "the emulation killed the nested host: ${line#run-l1: }" ;;
+		demo:*) progress "${line#demo: }" ;;
+		recorded*) progress "$line" ;;
+		esac
+	done
+l1_status=${PIPESTATUS[0]}
+if [ "$l1_status" != 0 ] || [ ! -s "$out/pvprof.data" ]; then
+	fail "the run in the nested host (run-l1 exited $l1_status)" "$out/l1.log" \
+		"the guest's console is $out/l2/console.log, the nested host's $out/console.log; a death of the emulation that outlived its retries (run-l1: lines above) usually passes when run again: make demo"
+fi
 
 report() {
 	local file=$1
 	shift
 	"$TOOL" report -i "$out/pvprof.data" "$@" > "$file" 2> "$out/report.log" ||
-		die "kvm-pvprof report $* failed: $(tail -n 3 "$out/report.log")"
+		fail "kvm-pvprof report $*" "$out/report.log" "the recording is $out/pvprof.data"
 }
 if [ -n "$guest_perf" ]; then
 	grep -q '^PERF-CHAIN-SAMPLES ' "$out/l2/console.log" ||
@@ -181,7 +208,16 @@ report "$out/callgraph.txt" --callgraph
 report "$out/folded.txt" --folded
 "$TOOL" report -i "$out/pvprof.data" --flamegraph "$out/flamegraph.svg" --pprof "$out/profile.pb.gz" \
 	> /dev/null 2> "$out/report.log" ||
-	die "kvm-pvprof report --flamegraph --pprof failed: $(tail -n 3 "$out/report.log")"
+	fail "kvm-pvprof report --flamegraph --pprof" "$out/report.log" "the recording is $out/pvprof.data"
+progress "done"
 
 head -n "$top" "$out/report.txt"
-echo "demo: $out/report.txt, $out/callgraph.txt, $out/folded.txt, $out/flamegraph.svg, $out/profile.pb.gz ($((SECONDS - start)) s)" >&2
+cat >&2 <<DONE
+demo: the profile, in $out:
+  report.txt      the report (more: kvm-pvprof report -i $out/pvprof.data --help)
+  callgraph.txt   the call graph
+  folded.txt      folded stacks, for FlameGraph and speedscope
+  flamegraph.svg  open it in a browser: search, click to zoom
+  profile.pb.gz   pprof: go tool pprof -top $out/profile.pb.gz
+  pvprof.data     the recording
+DONE
