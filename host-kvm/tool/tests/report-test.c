@@ -33,27 +33,8 @@
 #include "host-kvm/tool/report.h"
 #include "host-kvm/tool/report_perf.h"
 #include "host-kvm/tool/symbolize.h"
+#include "check.h"
 #include "recgen.h"
-
-static int passed, failed;
-
-static void pass(const char *name)
-{
-	printf("PASS %s\n", name);
-	passed++;
-}
-
-static void fail(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failed++;
-}
 
 /* ------------------------------------------------------------------ */
 /* The golden recording                                                */
@@ -1173,6 +1154,5 @@ int main(int argc, char **argv)
 	test_late_symbols(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	test_fp_honest(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	unlink(data_path);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_finish();
 }
