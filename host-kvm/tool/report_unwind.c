@@ -131,27 +131,13 @@ int report_unwind_add(struct report_unwind *ru, const void *msg, size_t len)
  */
 void report_unwind_settle(struct report_unwind *ru)
 {
-	struct pvprof_unwind_set set;
 	struct uw_file *f;
 	size_t b;
 
-	for (b = 0; b < UW_BUCKETS; b++) {
-		for (f = ru->files[b]; f; f = f->next) {
-			pvprof_unwind_tables_find(ru->store, f->id, f->id_size, &set);
-			f->tables = (struct unwind_tables){
-				.key = f,
-				.eh_frame_hdr = set.eh_frame_hdr.data,
-				.eh_frame_hdr_len = set.eh_frame_hdr.size,
-				.eh_frame_hdr_vaddr = set.eh_frame_hdr.vaddr,
-				.eh_frame = set.eh_frame.data,
-				.eh_frame_len = set.eh_frame.size,
-				.eh_frame_vaddr = set.eh_frame.vaddr,
-				.debug_frame = set.debug_frame.data,
-				.debug_frame_len = set.debug_frame.size,
-			};
-			f->usable = set.eh_frame.data || set.debug_frame.data;
-		}
-	}
+	for (b = 0; b < UW_BUCKETS; b++)
+		for (f = ru->files[b]; f; f = f->next)
+			f->usable = pvprof_unwind_tables_get(ru->store, f->id, f->id_size, f,
+							     &f->tables);
 }
 
 /**

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/sideband.h"
+#include "unwind.h"
 #include "unwind_tables.h"
 
 #define NSEC		(PVPROF_SB_UNWIND_SECTION_MAX + 1)
@@ -409,6 +410,39 @@ int pvprof_unwind_tables_find(const struct pvprof_unwind_tables *t,
 	fill(&e->sec[PVPROF_SB_UNWIND_EH_FRAME], &out->eh_frame);
 	fill(&e->sec[PVPROF_SB_UNWIND_DEBUG_FRAME], &out->debug_frame);
 	return !!out->eh_frame_hdr.data + !!out->eh_frame.data + !!out->debug_frame.data;
+}
+
+/**
+ * pvprof_unwind_tables_get() - the complete sections of one ELF file, as
+ *	the unwinder takes them (unwind.h)
+ * @t: the store
+ * @build_id: its build-id bytes
+ * @build_id_size: their number, 1..32
+ * @key: the key the unwinder caches its image of these tables under
+ * @out: filled in; a section that is absent, incomplete or invalid is NULL
+ *
+ * Return: true when .eh_frame or .debug_frame is complete, which the
+ * unwinder needs.
+ */
+bool pvprof_unwind_tables_get(const struct pvprof_unwind_tables *t,
+			      const uint8_t *build_id, size_t build_id_size,
+			      const void *key, struct unwind_tables *out)
+{
+	struct pvprof_unwind_set set;
+
+	pvprof_unwind_tables_find(t, build_id, build_id_size, &set);
+	*out = (struct unwind_tables){
+		.key = key,
+		.eh_frame_hdr = set.eh_frame_hdr.data,
+		.eh_frame_hdr_len = set.eh_frame_hdr.size,
+		.eh_frame_hdr_vaddr = set.eh_frame_hdr.vaddr,
+		.eh_frame = set.eh_frame.data,
+		.eh_frame_len = set.eh_frame.size,
+		.eh_frame_vaddr = set.eh_frame.vaddr,
+		.debug_frame = set.debug_frame.data,
+		.debug_frame_len = set.debug_frame.size,
+	};
+	return set.eh_frame.data || set.debug_frame.data;
 }
 
 /**

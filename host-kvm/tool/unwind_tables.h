@@ -17,6 +17,7 @@
 #ifndef _PVPROF_TOOL_UNWIND_TABLES_H
 #define _PVPROF_TOOL_UNWIND_TABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,7 @@
 #define PVPROF_UNWIND_TABLES_DEFAULT_MAX	(512ULL << 20)
 
 struct pvprof_unwind_tables;
+struct unwind_tables;
 
 /**
  * struct pvprof_unwind_section - one complete section
@@ -84,6 +86,9 @@ int pvprof_unwind_tables_add(struct pvprof_unwind_tables *t, const void *msg,
 int pvprof_unwind_tables_find(const struct pvprof_unwind_tables *t,
 			      const uint8_t *build_id, size_t build_id_size,
 			      struct pvprof_unwind_set *out);
+bool pvprof_unwind_tables_get(const struct pvprof_unwind_tables *t,
+			      const uint8_t *build_id, size_t build_id_size,
+			      const void *key, struct unwind_tables *out);
 void pvprof_unwind_tables_stats(const struct pvprof_unwind_tables *t,
 				struct pvprof_unwind_tables_stats *st);
 

@@ -14,25 +14,18 @@
  *
  * Prints "samples N frames F snapshots S stream_bytes B".
  *
- * The sideband part follows host-kvm/tool/tests/dwarf-report-gen.c, which
- * does the same for one snapshot of its fixture; kept apart so that
- * neither test depends on the other's options.
+ * The recording is written as host-kvm/tool/tests/dwarf-report-gen.c
+ * writes one for a snapshot of its fixture, with the same writer
+ * (host-kvm/tool/tests/recgen-elf.h).
  */
-#include <fcntl.h>
 #include <stdarg.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/record.h"
-#include "guest-agent/pvprofd.h"
-#include "host-kvm/tool/recording.h"
-#include "host-kvm/tool/tests/recgen.h"
+#include "host-kvm/tool/tests/recgen-elf.h"
 
 #define TAG_MAP		1
 #define TAG_PROCESS	2
@@ -53,7 +46,6 @@ struct in_sample {
 };
 
 static struct gen g;
-static struct recording_writer w;
 static bool opt_fp;
 static uint64_t nr_samples, nr_frames, nr_snapshots;
 /* Files whose symbols and tables are out: the agent sends them once. */
@@ -73,78 +65,6 @@ void p_err(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void die(const char *what)
-{
-	fprintf(stderr, "pvprof-gen: %s\n", what);
-	exit(2);
-}
-
-/* A STREAM section as one read(2) of record; room kept for the largest. */
-static void flush(bool all)
-{
-	if (!g.len || (!all && sizeof(g.buf) - g.len >= PVPROF_STREAM_MAX_RECORD))
-		return;
-	if (recording_write_stream(&w, g.buf, g.len))
-		die("cannot write the stream");
-	g.len = 0;
-}
-
-static bool build_id_of(Elf *elf, struct pvprof_sb_build_id *id)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off))) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)d->d_buf + name_off, "GNU", 4) || !nh.n_descsz ||
-			    nh.n_descsz > PVPROF_SB_BUILD_ID_MAX)
-				continue;
-			id->size = (uint8_t)nh.n_descsz;
-			memcpy(id->bytes, (char *)d->d_buf + desc_off, nh.n_descsz);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The ELF address that file offset @pgoff is loaded at. */
-static uint64_t vaddr_of(Elf *elf, uint64_t pgoff)
-{
-	size_t n, i;
-
-	if (elf_getphdrnum(elf, &n))
-		return pgoff;
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (pgoff >= (ph.p_offset & ~0xfffULL) && pgoff < ph.p_offset + ph.p_filesz)
-			return pgoff + ph.p_vaddr - ph.p_offset;
-	}
-	return pgoff;
-}
-
-static void sideband_emit(void *opaque, const void *msg, size_t len)
-{
-	uint8_t copy[PVPROF_SIDEBAND_MAX_SIZE];
-	struct pvprof_sideband_hdr h;
-
-	(void)opaque;
-	memcpy(&h, msg, sizeof(h));
-	memcpy(copy, msg, len);
-	flush(false);
-	gen_message(&g, copy, h.type, (uint32_t)len);
-}
-
 static bool publish_once(const char *path)
 {
 	unsigned int i;
@@ -153,10 +73,10 @@ static bool publish_once(const char *path)
 		if (!strcmp(published[i], path))
 			return false;
 	if (nr_published == MAX_FILES)
-		die("too many files");
+		gen_die("too many files");
 	published[nr_published] = strdup(path);
 	if (!published[nr_published])
-		die("out of memory");
+		gen_die("out of memory");
 	nr_published++;
 	return true;
 }
@@ -164,78 +84,37 @@ static bool publish_once(const char *path)
 /* What the agent publishes for one executable mapping of a process. */
 static void gen_mapping(const struct in_map *im, const char *path)
 {
-	union {
-		struct pvprof_sb_mmap m;
-		uint8_t raw[PVPROF_SIDEBAND_MAX_SIZE];
-	} m;
-	struct pvprof_sb_build_id id = { 0 };
-	int fd = open(path, O_RDONLY);
-	Elf *elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
-	size_t plen = strnlen(path, PVPROF_SB_NAME_MAX);
+	struct gen_file f;
 
-	if (!elf || !build_id_of(elf, &id)) {
-		fprintf(stderr, "pvprof-gen: %s: not readable or without a build-id\n", path);
-		exit(2);
-	}
-	memset(&m, 0, sizeof(m));
-	m.m.pid = im->pid;
-	m.m.exec_gen = 1;
-	m.m.start = im->start;
-	m.m.len = im->len;
-	m.m.pgoff = im->pgoff;
-	m.m.vaddr = vaddr_of(elf, im->pgoff);
-	m.m.build_id = id;
-	m.m.path_len = (uint16_t)plen;
-	memcpy(m.raw + sizeof(m.m), path, plen);
-	flush(false);
-	gen_message(&g, &m, PVPROF_SB_MMAP, (uint32_t)(sizeof(m.m) + plen));
+	gen_file_open(&f, path);
+	gen_mmap_file(&g, im->pid, im->start, im->len, im->pgoff,
+		      gen_file_vaddr(&f, im->pgoff), &f.id, path);
 	if (publish_once(path)) {
-		symbol_messages(elf, &id, sideband_emit, NULL);
-		unwind_messages(elf, &id, sideband_emit, NULL);
+		symbol_messages(f.elf, &f.id, gen_emit, &g);
+		unwind_messages(f.elf, &f.id, gen_emit, &g);
 	}
-	elf_end(elf);
-	close(fd);
+	gen_file_close(&f);
 }
 
 static void gen_sample(const struct in_sample *is, const uint64_t *frames,
 		       const uint64_t *regs, const uint8_t *stack)
 {
-	static uint64_t rec_buf[(PVPROF_STREAM_MAX_RECORD + 7) / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
-	struct pvprof_notice_facts facts = { .ip = frames[0], .cpl = 3 };
 	uint32_t nr = is->nr_frames < PVPROF_MAX_DEPTH ? is->nr_frames : PVPROF_MAX_DEPTH;
 
-	memset(rec, 0, sizeof(*rec));
-	rec->seq = ++g.seq;
-	rec->time_ns = is->time;
-	rec->pid = is->pid;
-	rec->tid = is->tid;
-	rec->exec_gen = 1;
-	rec->flags = PVPROF_REC_F_USER;
-	if (nr < is->nr_frames)
-		rec->flags |= PVPROF_REC_F_TRUNCATED;
-	rec->nr_user = (uint16_t)nr;
-	memcpy(pvprof_record_frames(rec), frames, 8U * nr);
-	rec->size = (uint16_t)pvprof_record_bytes(nr);
+	g.time_ns = is->time;
+	gen_record(&g, is->pid, is->tid,
+		   PVPROF_REC_F_USER | (nr < is->nr_frames ? PVPROF_REC_F_TRUNCATED : 0),
+		   0, nr, frames);
 	if (regs && !opt_fp) {
-		struct pvprof_ustack *us = pvprof_record_ustack(rec);
-		uint32_t size = is->stack_size < PVPROF_USTACK_DEFAULT ?
-				is->stack_size : PVPROF_USTACK_DEFAULT;
+		uint64_t uregs[PVPROF_UREG_NR];
 
-		rec->flags |= PVPROF_REC_F_USTACK;
-		memcpy(us->regs, regs, sizeof(us->regs));
-		us->regs[PVPROF_UREG_IP] = frames[0];
-		us->size = size;
-		us->reserved0 = 0;
-		memcpy(pvprof_ustack_data(us), stack, size);
-		memset(pvprof_ustack_data(us) + size, 0, ((size + 7U) & ~7U) - size);
-		rec->size = (uint16_t)pvprof_record_ustack_bytes(nr, size);
+		memcpy(uregs, regs, sizeof(uregs));
+		uregs[PVPROF_UREG_IP] = frames[0];
+		gen_ustack(&g, uregs, stack, is->stack_size < PVPROF_USTACK_DEFAULT ?
+					     is->stack_size : PVPROF_USTACK_DEFAULT);
 		nr_snapshots++;
 	}
-	flush(false);
-	g.time_ns = is->time;
-	gen_put(&g, pvprof_st_put_callchain(g.buf + g.len, sizeof(g.buf) - g.len, 0,
-					    is->time, &facts, rec));
+	gen_callchain(&g, 0, frames[0], 0);
 	nr_samples++;
 	nr_frames += nr;
 }
@@ -247,14 +126,14 @@ static void *read_all(const char *path, size_t *len)
 	size_t cap = 0, n;
 
 	if (!f)
-		die("cannot open the samples");
+		gen_die("cannot open the samples");
 	*len = 0;
 	do {
 		if (*len == cap) {
 			cap = cap ? 2 * cap : 1 << 20;
 			buf = realloc(buf, cap);
 			if (!buf)
-				die("out of memory");
+				gen_die("out of memory");
 		}
 		n = fread(buf + *len, 1, cap - *len, f);
 		*len += n;
@@ -285,23 +164,10 @@ static uint64_t first_sample_time(const uint8_t *in, size_t len)
 
 int main(int argc, char **argv)
 {
-	struct pvprof_data_host host = {
-		.start_realtime_ns = 1700000000ULL * 1000000000ULL,
-		.hostname = "bench-core",
-		.release = "6.1.0-bench-amd64",
-		.machine = "x86_64",
-		.tool_version = "0.1",
-	};
-	struct pvprof_data_vm vm = {
-		.vmm_pid = 4242, .vmm_fd = 11,
-		.flags = PVPROF_DATA_VM_F_ENABLED_BY_US,
-		.event = PVPROF_EVENT_CPU_CLOCK,
-		.sample_freq = 4000, .sample_period = 250000,
-		.comm = "qemu-system-x86",
-	};
-	struct pvprof_vcpu_status vcpu = { .registered = 1, .size = 65536, .gpa = 0x100000 };
-	struct pvprof_ctl_status ctl = { .flags = PVPROF_STATUS_F_ENABLED, .nr_vcpus = 1,
-					 .sample_freq = 4000, .sample_period = 250000 };
+	struct pvprof_data_host host;
+	struct pvprof_data_vm vm;
+	struct pvprof_vcpu_status vcpu;
+	struct pvprof_ctl_status ctl;
 	size_t len, pos = 8;
 	uint8_t *in;
 	bool started = false;
@@ -313,14 +179,14 @@ int main(int argc, char **argv)
 		a++;
 	}
 	if (argc - a != 2)
-		die("usage: pvprof-gen [--fp] SAMPLES OUT");
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		die("libelf");
+		gen_die("usage: pvprof-gen [--fp] SAMPLES OUT");
 	in = read_all(argv[a], &len);
 	if (len < 8 || memcmp(in, "PVBCSMP1", 8))
-		die("not a perf_samples.py output");
-	if (recording_writer_open(&w, argv[a + 1]))
-		die("cannot write the recording");
+		gen_die("not a perf_samples.py output");
+	/* A STREAM section as one read(2) of record; room kept for the largest. */
+	g.room = PVPROF_STREAM_MAX_RECORD;
+	if (gen_open(&g, argv[a + 1]))
+		gen_die("cannot write the recording");
 	while (pos + 8 <= len) {
 		uint32_t tag, plen;
 		const uint8_t *p = in + pos + 8;
@@ -328,19 +194,21 @@ int main(int argc, char **argv)
 		memcpy(&tag, in + pos, 4);
 		memcpy(&plen, in + pos + 4, 4);
 		if (pos + 8 + plen > len)
-			die("the samples are cut");
+			gen_die("the samples are cut");
 		if (!started) {
 			uint64_t t0 = first_sample_time(in, len);
 
-			host.start_monotonic_ns = g.time_ns = t0;
-			if (recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
-			    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)) ||
-			    recording_write_status(&w, PVPROF_DATA_STATUS_START, &ctl, &vcpu, 1))
-				die("cannot write the recording");
-			gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 1));
-			gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, 0,
-						       g.time_ns, PVPROF_VCPU_REGISTERED, 65536,
-						       0x100000));
+			gen_host_vm(&host, &vm, "bench-core", t0);
+			strcpy(host.release, "6.1.0-bench-amd64");
+			vm.sample_freq = 4000;
+			vm.sample_period = 250000;
+			gen_status_of(&ctl, &vcpu, 1, 65536);
+			ctl.sample_freq = vm.sample_freq;
+			ctl.sample_period = vm.sample_period;
+			g.time_ns = t0;
+			if (gen_start(&g, &host, &vm, &ctl, &vcpu, 1))
+				gen_die("cannot write the recording");
+			gen_hello(&g, 1, 65536);
 			g.time_ns = t0;
 			started = true;
 		}
@@ -360,7 +228,6 @@ int main(int argc, char **argv)
 			/* u32 pid, then 16 bytes of comm. */
 			memcpy(&pid, p, 4);
 			memcpy(comm, p + 4, 16);
-			flush(false);
 			gen_process(&g, pid, comm, true);
 		} else if (tag == TAG_SAMPLE && plen >= sizeof(struct in_sample)) {
 			struct in_sample is;
@@ -373,7 +240,7 @@ int main(int argc, char **argv)
 			need = sizeof(is) + 8ULL * is.nr_frames +
 			       (is.has_regs ? 64ULL + is.stack_size : 0);
 			if (!is.nr_frames || need > plen)
-				die("a malformed sample");
+				gen_die("a malformed sample");
 			/* The payload is 8-byte aligned in the buffer: read in place. */
 			frames = (const uint64_t *)(p + sizeof(is));
 			if (is.has_regs) {
@@ -382,20 +249,18 @@ int main(int argc, char **argv)
 			}
 			gen_sample(&is, frames, regs, stack);
 		} else {
-			die("an unknown or malformed record in the samples");
+			gen_die("an unknown or malformed record in the samples");
 		}
 		pos += 8 + ((plen + 7U) & ~7U);
 	}
 	if (!started)
-		die("no samples");
-	flush(true);
+		gen_die("no samples");
 	vcpu.samples = vcpu.notices = vcpu.records = nr_samples;
-	if (recording_write_status(&w, PVPROF_DATA_STATUS_END, &ctl, &vcpu, 1) ||
-	    recording_writer_finish(&w, PVPROF_DATA_STOP_SIGNAL, g.time_ns))
-		die("cannot finish the recording");
+	if (gen_end(&g, &ctl, &vcpu, 1, PVPROF_DATA_STOP_SIGNAL, g.time_ns))
+		gen_die("cannot finish the recording");
 	printf("samples %" PRIu64 " frames %" PRIu64 " snapshots %" PRIu64
 	       " stream_bytes %" PRIu64 "\n", nr_samples, nr_frames, nr_snapshots,
-	       w.stream_bytes);
+	       g.w.stream_bytes);
 	free(in);
 	return 0;
 }

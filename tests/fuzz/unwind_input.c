@@ -107,7 +107,7 @@ static void store_part(void *ctx, const void *msg, size_t len)
 static bool load_set(struct ui_sets *s, int i)
 {
 	struct pvprof_sb_build_id id = { .size = 4, .bytes = { 'f', 'u', 'z', (uint8_t)i } };
-	struct pvprof_unwind_set set;
+	struct unwind_tables tables;
 	Elf *elf;
 	int fd = open(s->path[i], O_RDONLY);
 
@@ -118,20 +118,10 @@ static bool load_set(struct ui_sets *s, int i)
 		unwind_messages(elf, &id, store_part, s);
 	elf_end(elf);
 	close(fd);
-	if (!pvprof_unwind_tables_find(s->store, id.bytes, id.size, &set) ||
-	    (!set.eh_frame.data && !set.debug_frame.data))
+	/* Taken out of the store as kvm-pvprof report takes them. */
+	if (!pvprof_unwind_tables_get(s->store, id.bytes, id.size, &s->t[i], &tables))
 		return false;
-	s->t[i] = (struct unwind_tables){
-		.key = &s->t[i],
-		.eh_frame_hdr = set.eh_frame_hdr.data,
-		.eh_frame_hdr_len = set.eh_frame_hdr.size,
-		.eh_frame_hdr_vaddr = set.eh_frame_hdr.vaddr,
-		.eh_frame = set.eh_frame.data,
-		.eh_frame_len = set.eh_frame.size,
-		.eh_frame_vaddr = set.eh_frame.vaddr,
-		.debug_frame = set.debug_frame.data,
-		.debug_frame_len = set.debug_frame.size,
-	};
+	s->t[i] = tables;
 	return true;
 }
 

@@ -20,8 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/host.h"
-#include "host-kvm/tool/recording.h"
 #include "recgen.h"
 
 #define MAP_START	0x0000555555554000ULL
@@ -66,99 +64,27 @@ static const struct stack stacks[] = {
 
 static struct gen g;
 
-static void die(const char *what)
-{
-	fprintf(stderr, "hostile-names-gen: %s\n", what);
-	exit(2);
-}
-
-static void gen_mapping(uint32_t pid, uint64_t start, const char *path, uint8_t build_id)
-{
-	static uint8_t msg[PVPROF_SIDEBAND_MAX_SIZE];
-	struct pvprof_sb_mmap *m = (void *)msg;
-
-	memset(msg, 0, sizeof(msg));
-	m->pid = pid;
-	m->exec_gen = 1;
-	m->start = start;
-	m->len = MAP_LEN;
-	m->build_id.size = 20;
-	memset(m->build_id.bytes, build_id, 20);
-	m->path_len = (uint16_t)strlen(path);
-	memcpy(msg + sizeof(*m), path, m->path_len);
-	gen_message(&g, m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
-}
-
-static void gen_elf_syms(void)
-{
-	static uint8_t msg[PVPROF_SIDEBAND_MAX_SIZE];
-	struct pvprof_sb_elf_syms *e = (void *)msg;
-	struct pvprof_sb_sym_writer w;
-	int i;
-
-	memset(msg, 0, sizeof(msg));
-	pvprof_sb_sym_writer_init(&w, msg, sizeof(*e), sizeof(msg), true, syms[0].addr);
-	for (i = 0; i < NR_SYMS; i++) {
-		if (pvprof_sb_sym_put(&w, syms[i].addr, syms[i].size, syms[i].name,
-				      (uint32_t)strlen(syms[i].name)))
-			die("a symbol does not fit the ELF_SYMS message");
-	}
-	e->build_id.size = 20;
-	memset(e->build_id.bytes, 0xcd, 20);
-	e->first = syms[0].addr;
-	e->nr = (uint16_t)w.nr;
-	gen_message(&g, e, PVPROF_SB_ELF_SYMS, w.len);
-}
-
 static void gen_stack(const struct stack *s)
 {
-	uint64_t rec_buf[(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH) / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
-	__u64 *frames = pvprof_record_frames(rec);
-	struct pvprof_notice_facts facts = { .cpl = 3 };
+	uint64_t frames[8];
 	uint16_t i;
 
-	memset(rec_buf, 0, sizeof(rec_buf));
-	rec->seq = ++g.seq;
-	rec->time_ns = g.time_ns;
-	rec->pid = s->pid;
-	rec->tid = s->pid;
-	rec->exec_gen = 1;
-	rec->flags = PVPROF_REC_F_USER;
-	rec->nr_user = s->nr;
-	rec->size = (uint16_t)(sizeof(*rec) + 8 * s->nr);
 	/* Innermost first in a record. */
 	for (i = 0; i < s->nr; i++) {
 		int fn = s->funcs[s->nr - 1 - i];
 
 		frames[i] = fn == UNNAMED ? FAR_START + 0x8 : MAP_START + syms[fn].addr;
 	}
-	facts.ip = frames[0];
-	gen_put(&g, pvprof_st_put_callchain(g.buf + g.len, sizeof(g.buf) - g.len, 0,
-					    g.time_ns, &facts, rec));
+	gen_record(&g, s->pid, s->pid, PVPROF_REC_F_USER, 0, s->nr, frames);
+	gen_callchain(&g, 0, frames[0], 0);
 }
 
 int main(int argc, char **argv)
 {
-	struct pvprof_data_host host = {
-		.start_realtime_ns = 1700000000ULL * 1000000000ULL,
-		.start_monotonic_ns = 1000ULL * 1000000000ULL,
-		.hostname = "hostile-host",
-		.release = "6.1.0-test-amd64",
-		.machine = "x86_64",
-		.tool_version = "0.1",
-	};
-	struct pvprof_data_vm vm = {
-		.vmm_pid = 4242, .vmm_fd = 11,
-		.flags = PVPROF_DATA_VM_F_ENABLED_BY_US,
-		.event = PVPROF_EVENT_CPU_CLOCK,
-		.sample_freq = 1000, .sample_period = 1000000,
-		.comm = "qemu-system-x86",
-	};
-	struct pvprof_vcpu_status vcpu = { .registered = 1, .size = 16384, .gpa = 0x100000 };
-	struct pvprof_ctl_status ctl = { .flags = PVPROF_STATUS_F_ENABLED, .nr_vcpus = 1,
-					 .sample_freq = 1000, .sample_period = 1000000 };
-	struct recording_writer w;
+	struct pvprof_data_host host;
+	struct pvprof_data_vm vm;
+	struct pvprof_vcpu_status vcpu;
+	struct pvprof_ctl_status ctl;
 	static const char pattern[] = "</script>]]>&<'\"\x1b";
 	static const char path[] = "/opt/\"evil\" <dir>/&bin";
 	uint32_t samples = 0;
@@ -166,38 +92,34 @@ int main(int argc, char **argv)
 
 	gen_prog = "hostile-names-gen";
 	if (argc != 2)
-		die("usage: hostile-names-gen OUT");
+		gen_die("usage: hostile-names-gen OUT");
 	for (i = 0; i < sizeof(long_name) - 1; i++) {
 		long_name[i] = pattern[i % (sizeof(pattern) - 1)];
 		long_path[i] = pattern[(i + 3) % (sizeof(pattern) - 1)];
 	}
 
+	gen_host_vm(&host, &vm, "hostile-host", 1000ULL * 1000000000ULL);
+	gen_status_of(&ctl, &vcpu, 1, 16384);
 	g.time_ns = host.start_monotonic_ns;
-	if (recording_writer_open(&w, argv[1]) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)) ||
-	    recording_write_status(&w, PVPROF_DATA_STATUS_START, &ctl, &vcpu, 1))
-		die("cannot write the recording");
-	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 1));
-	gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, 0, g.time_ns,
-				       PVPROF_VCPU_REGISTERED, 16384, 0x100000));
+	if (gen_open(&g, argv[1]) || gen_start(&g, &host, &vm, &ctl, &vcpu, 1))
+		gen_die("cannot write the recording");
+	gen_hello(&g, 1, 16384);
 	/* A command name is 15 bytes at most. */
 	gen_process(&g, 500, "\"</script>&'<x>", true);
 	gen_process(&g, 600, "]]>\x01<!--&amp;", true);
-	gen_mapping(500, MAP_START, path, 0xcd);
-	gen_mapping(600, MAP_START, path, 0xcd);
-	gen_mapping(500, FAR_START, long_path, 0xef);
-	gen_elf_syms();
+	gen_mmap(&g, 500, MAP_START, MAP_LEN, 0xcd, path);
+	gen_mmap(&g, 600, MAP_START, MAP_LEN, 0xcd, path);
+	gen_mmap(&g, 500, FAR_START, MAP_LEN, 0xef, long_path);
+	for (i = 0; i < NR_SYMS; i++)
+		gen_elfsym(&g, 0xcd, syms[i].addr, syms[i].size, syms[i].name);
+	gen_syms_end(&g);
 	for (i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
 		for (j = 0; j < stacks[i].count; j++)
 			gen_stack(&stacks[i]);
 		samples += stacks[i].count;
 	}
-	if (recording_write_stream(&w, g.buf, g.len))
-		die("cannot write the stream");
 	vcpu.samples = vcpu.notices = vcpu.records = samples;
-	if (recording_write_status(&w, PVPROF_DATA_STATUS_END, &ctl, &vcpu, 1) ||
-	    recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns))
-		die("cannot finish the recording");
+	if (gen_end(&g, &ctl, &vcpu, 1, PVPROF_DATA_STOP_DURATION, g.time_ns))
+		gen_die("cannot finish the recording");
 	return 0;
 }

@@ -168,90 +168,34 @@ static void sample_of(uint32_t i, struct sample *s)
 
 static void gen_sample(struct gen *g, const struct sample *s)
 {
-	uint64_t rec_buf[(sizeof(struct pvprof_record) + 8 * 4) / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
-	struct pvprof_notice_facts facts = { 0 };
-	uint32_t nr = (uint32_t)s->nr_kernel + s->nr_user;
-
-	memset(rec_buf, 0, sizeof(rec_buf));
-	rec->seq = ++g->seq;
-	rec->time_ns = g->time_ns;
-	rec->pid = s->pid;
-	rec->tid = s->pid;
-	rec->exec_gen = 1;
-	rec->flags = s->flags;
-	rec->nr_kernel = s->nr_kernel;
-	rec->nr_user = s->nr_user;
-	rec->size = (uint16_t)(sizeof(*rec) + 8 * nr);
-	memcpy(pvprof_record_frames(rec), s->frames, 8 * nr);
-	facts.ip = s->frames[0];
-	facts.cpl = (s->flags & PVPROF_REC_F_USER) ? 3 : 0;
-	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len,
-					   s->vcpu, g->time_ns, &facts, rec));
+	gen_record(g, s->pid, s->pid, s->flags, s->nr_kernel, s->nr_user, s->frames);
+	gen_callchain(g, s->vcpu, s->frames[0], 0);
 }
 
 static void gen_symbols(struct gen *g)
 {
 	uint8_t msg[PVPROF_SIDEBAND_MAX_SIZE];
-	struct pvprof_sb_kernel *k = (void *)msg;
 	struct pvprof_sb_module *mod = (void *)msg;
-	struct pvprof_sb_ksyms *ks = (void *)msg;
-	struct pvprof_sb_mmap *m = (void *)msg;
-	struct pvprof_sb_elf_syms *e = (void *)msg;
-	struct pvprof_sb_sym_writer w;
 	uint32_t i;
 
-	memset(msg, 0, sizeof(msg));
-	k->stext = K(0);
-	k->etext = K(0) + 0x100000;
-	k->nr_syms = NR_KSYMS;
-	strcpy(k->release, "6.1.0-json-test");
-	gen_message(g, k, PVPROF_SB_KERNEL, sizeof(*k));
-
-	memset(msg, 0, sizeof(msg));
-	pvprof_sb_sym_writer_init(&w, msg, sizeof(*ks), sizeof(msg), false, K(1));
+	gen_kernel(g, K(0), K(0) + 0x100000, NR_KSYMS, "6.1.0-json-test");
 	for (i = 0; i < NR_KSYMS; i++)
-		pvprof_sb_sym_put(&w, K(1 + i), 0, ksyms[i], strlen(ksyms[i]));
-	ks->first = K(1);
-	ks->nr = (uint16_t)w.nr;
-	gen_message(g, ks, PVPROF_SB_KSYMS, w.len);
+		gen_ksym(g, NULL, K(1 + i), ksyms[i]);
+	gen_syms_end(g);
 
 	memset(msg, 0, sizeof(msg));
 	mod->base = MOD_BASE;
 	mod->size = 0x10000;
 	strcpy(mod->name, module_name);
 	gen_message(g, mod, PVPROF_SB_MODULE, sizeof(*mod));
+	gen_ksym(g, module_name, MOD_BASE + 0x100, module_sym);
+	gen_syms_end(g);
 
-	memset(msg, 0, sizeof(msg));
-	pvprof_sb_sym_writer_init(&w, msg, sizeof(*ks), sizeof(msg), false, MOD_BASE + 0x100);
-	pvprof_sb_sym_put(&w, MOD_BASE + 0x100, 0, module_sym, strlen(module_sym));
-	strcpy(ks->module, module_name);
-	ks->first = MOD_BASE + 0x100;
-	ks->nr = (uint16_t)w.nr;
-	gen_message(g, ks, PVPROF_SB_KSYMS, w.len);
-
-	for (i = 0; i < NR_PROCS; i++) {
-		memset(msg, 0, sizeof(msg));
-		m->pid = 101 + i;
-		m->exec_gen = 1;
-		m->start = U_BASE;
-		m->len = 0x10000;
-		m->build_id.size = 20;
-		memset(m->build_id.bytes, 0xcd, 20);
-		m->path_len = (uint16_t)strlen(dso_path);
-		memcpy(m + 1, dso_path, m->path_len);
-		gen_message(g, m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
-	}
-
-	memset(msg, 0, sizeof(msg));
-	pvprof_sb_sym_writer_init(&w, msg, sizeof(*e), sizeof(msg), true, 0x40);
+	for (i = 0; i < NR_PROCS; i++)
+		gen_mmap(g, 101 + i, U_BASE, 0x10000, 0xcd, dso_path);
 	for (i = 0; i < NR_USYMS; i++)
-		pvprof_sb_sym_put(&w, 0x40 * (i + 1), 0x40, usyms[i], strlen(usyms[i]));
-	e->build_id.size = 20;
-	memset(e->build_id.bytes, 0xcd, 20);
-	e->first = 0x40;
-	e->nr = (uint16_t)w.nr;
-	gen_message(g, e, PVPROF_SB_ELF_SYMS, w.len);
+		gen_elfsym(g, 0xcd, 0x40 * (i + 1), 0x40, usyms[i]);
+	gen_syms_end(g);
 }
 
 static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *v,
@@ -259,19 +203,10 @@ static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *
 {
 	uint32_t i;
 
-	memset(ctl, 0, sizeof(*ctl));
-	ctl->flags = PVPROF_STATUS_F_ENABLED;
-	ctl->nr_vcpus = NR_VCPUS;
-	ctl->sample_freq = 1000;
-	ctl->sample_period = 1000000;
+	gen_status_of(ctl, v, NR_VCPUS, 0);
 	ctl->losses[PVPROF_LOSS_THROTTLED] = samples ? 4 : 0;
 	for (i = 0; i < NR_VCPUS; i++) {
-		memset(&v[i], 0, sizeof(v[i]));
-		v[i].vcpu_id = i;
-		v[i].registered = 1;
-		v[i].samples = samples * (i + 1);
-		v[i].notices = samples * (i + 1);
-		v[i].records = samples * (i + 1);
+		v[i].samples = v[i].notices = v[i].records = samples * (i + 1);
 		v[i].nmis = samples;
 	}
 }
@@ -345,63 +280,37 @@ static void gen_manifest(void)
 static int gen_recording(const char *path)
 {
 	static struct gen g;
-	struct pvprof_data_host host = {
-		.start_realtime_ns = 1700000000ULL * 1000000000ULL,
-		.start_monotonic_ns = 2000ULL * 1000000000ULL,
-		.hostname = "json-host",
-		.release = "6.1.0-test-amd64",
-		.machine = "x86_64",
-		.tool_version = "0.1",
-	};
-	struct pvprof_data_vm vm = {
-		.vmm_pid = 4343, .vmm_fd = 12,
-		.flags = PVPROF_DATA_VM_F_ENABLED_BY_US,
-		.event = PVPROF_EVENT_CPU_CLOCK,
-		.sample_freq = 1000, .sample_period = 1000000,
-		.comm = "qemu-system-x86",
-		.domain = VM_DOMAIN,
-	};
 	struct pvprof_vcpu_status vcpus[NR_VCPUS];
 	struct pvprof_ctl_status ctl;
-	struct recording_writer w;
+	struct pvprof_data_host host;
+	struct pvprof_data_vm vm;
 	struct sample s;
 	uint32_t i, j;
 
-	g.time_ns = host.start_monotonic_ns;
-	if (recording_writer_open(&w, path) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
-		return -1;
+	gen_host_vm(&host, &vm, "json-host", 2000ULL * 1000000000ULL);
+	vm.vmm_pid = 4343;
+	vm.vmm_fd = 12;
+	strcpy(vm.domain, VM_DOMAIN);
 	status_of(&ctl, vcpus, 0);
-	if (recording_write_status(&w, PVPROF_DATA_STATUS_START, &ctl, vcpus, NR_VCPUS))
+	g.time_ns = host.start_monotonic_ns;
+	if (gen_open(&g, path) || gen_start(&g, &host, &vm, &ctl, vcpus, NR_VCPUS))
 		return -1;
-	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, NR_VCPUS));
-	for (i = 0; i < NR_VCPUS; i++)
-		gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, i,
-					       g.time_ns, PVPROF_VCPU_REGISTERED, 16384,
-					       0x100000 * (i + 1)));
+	gen_hello(&g, NR_VCPUS, 16384);
 	for (i = 0; i < NR_PROCS; i++)
 		gen_process(&g, 101 + i, comms[i], true);
 	gen_symbols(&g);
 	/* Two stream sections, as two reads of the stream would give. */
-	if (recording_write_stream(&w, g.buf, g.len))
+	if (gen_flush(&g))
 		return -1;
-	g.len = 0;
 	for (i = 0; i < NR_PROCS; i++) {
 		sample_of(i, &s);
 		for (j = 0; j < s.count; j++)
 			gen_sample(&g, &s);
 	}
 	for (i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
-		gen_put(&g, pvprof_st_put_loss(g.buf + g.len, sizeof(g.buf) - g.len,
-					       i % NR_VCPUS, g.time_ns, losses[i].reason,
-					       losses[i].count));
-	if (recording_write_stream(&w, g.buf, g.len))
-		return -1;
+		gen_loss(&g, i % NR_VCPUS, losses[i].reason, losses[i].count);
 	status_of(&ctl, vcpus, 30);
-	if (recording_write_status(&w, PVPROF_DATA_STATUS_END, &ctl, vcpus, NR_VCPUS))
-		return -1;
-	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
+	return gen_end(&g, &ctl, vcpus, NR_VCPUS, PVPROF_DATA_STOP_DURATION, g.time_ns);
 }
 
 /* ------------------------------------------------------------------ */

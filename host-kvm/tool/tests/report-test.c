@@ -33,27 +33,8 @@
 #include "host-kvm/tool/report.h"
 #include "host-kvm/tool/report_perf.h"
 #include "host-kvm/tool/symbolize.h"
+#include "check.h"
 #include "recgen.h"
-
-static int passed, failed;
-
-static void pass(const char *name)
-{
-	printf("PASS %s\n", name);
-	passed++;
-}
-
-static void fail(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failed++;
-}
 
 /* ------------------------------------------------------------------ */
 /* The golden recording                                                */
@@ -70,29 +51,9 @@ struct sample {
 
 static void gen_sample(struct gen *g, const struct sample *s)
 {
-	uint64_t rec_buf[(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH) / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
-	struct pvprof_notice_facts facts = { 0 };
-	uint32_t nr = (uint32_t)s->nr_kernel + s->nr_user;
-
-	memset(rec_buf, 0, sizeof(rec_buf));
-	rec->seq = ++g->seq;
-	rec->time_ns = g->time_ns;
-	rec->pid = s->pid;
-	rec->tid = s->tid;
-	rec->exec_gen = 1;
-	rec->flags = s->flags;
-	rec->nr_kernel = s->nr_kernel;
-	rec->nr_user = s->nr_user;
-	rec->size = (uint16_t)(sizeof(*rec) + 8 * nr);
-	memcpy(pvprof_record_frames(rec), s->frames, 8 * nr);
-	facts.ip = nr ? s->frames[0] : K(0);
-	facts.cpl = (s->flags & PVPROF_REC_F_USER) ? 3 : 0;
-	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len,
-					   s->vcpu, g->time_ns, &facts, rec));
+	gen_record(g, s->pid, s->tid, s->flags, s->nr_kernel, s->nr_user, s->frames);
+	gen_callchain(g, s->vcpu, s->nr_kernel + s->nr_user ? s->frames[0] : K(0), 0);
 }
-
-
 
 struct named {
 	uint64_t addr, size;
@@ -116,53 +77,18 @@ static void gen_agent(struct gen *g)
 		{ 0xc0, 0x40, "compute" },
 		{ 0x280, 0x40, "<svg onload=alert(1)>;\x1b[31m" },
 	};
-	uint8_t msg[PVPROF_SIDEBAND_MAX_SIZE];
-	struct pvprof_sb_kernel *k = (void *)msg;
-	struct pvprof_sb_ksyms *ks = (void *)msg;
-	struct pvprof_sb_mmap *m = (void *)msg;
-	struct pvprof_sb_elf_syms *e = (void *)msg;
-	struct pvprof_sb_sym_writer w;
-	const char *path = "/usr/bin/writer";
 	size_t i;
 
-	memset(msg, 0, sizeof(msg));
-	k->stext = K(0);
-	k->etext = K(0) + 0x100000;
-	k->nr_syms = sizeof(ksyms) / sizeof(ksyms[0]);
-	strcpy(k->release, "6.1.0-test-amd64");
-	gen_message(g, k, PVPROF_SB_KERNEL, sizeof(*k));
-
-	memset(msg, 0, sizeof(msg));
-	pvprof_sb_sym_writer_init(&w, msg, sizeof(*ks), sizeof(msg), false, ksyms[0].addr);
+	gen_kernel(g, K(0), K(0) + 0x100000, sizeof(ksyms) / sizeof(ksyms[0]),
+		   "6.1.0-test-amd64");
 	for (i = 0; i < sizeof(ksyms) / sizeof(ksyms[0]); i++)
-		pvprof_sb_sym_put(&w, ksyms[i].addr, 0, ksyms[i].name, strlen(ksyms[i].name));
-	ks->first = ksyms[0].addr;
-	ks->nr = (uint16_t)w.nr;
-	gen_message(g, ks, PVPROF_SB_KSYMS, w.len);
-
-	for (i = 0; i < 2; i++) {	/* pid 100, and pid 200 (hostile names) */
-		memset(msg, 0, sizeof(msg));
-		m->pid = i ? 200 : 100;
-		m->exec_gen = 1;
-		m->start = U(0);
-		m->len = 0x10000;
-		m->build_id.size = 20;
-		memset(m->build_id.bytes, 0xab, 20);
-		m->path_len = (uint16_t)strlen(path);
-		memcpy(m + 1, path, m->path_len);
-		gen_message(g, m, PVPROF_SB_MMAP, sizeof(*m) + m->path_len);
-	}
-
-	memset(msg, 0, sizeof(msg));
-	pvprof_sb_sym_writer_init(&w, msg, sizeof(*e), sizeof(msg), true, esyms[0].addr);
+		gen_ksym(g, NULL, ksyms[i].addr, ksyms[i].name);
+	gen_syms_end(g);
+	gen_mmap(g, 100, U(0), 0x10000, 0xab, "/usr/bin/writer");
+	gen_mmap(g, 200, U(0), 0x10000, 0xab, "/usr/bin/writer");	/* hostile names */
 	for (i = 0; i < sizeof(esyms) / sizeof(esyms[0]); i++)
-		pvprof_sb_sym_put(&w, esyms[i].addr, esyms[i].size, esyms[i].name,
-				  strlen(esyms[i].name));
-	e->build_id.size = 20;
-	memset(e->build_id.bytes, 0xab, 20);
-	e->first = esyms[0].addr;
-	e->nr = (uint16_t)w.nr;
-	gen_message(g, e, PVPROF_SB_ELF_SYMS, w.len);
+		gen_elfsym(g, 0xab, esyms[i].addr, esyms[i].size, esyms[i].name);
+	gen_syms_end(g);
 }
 
 static const struct sample s_write = {	/* a write(2) from user code */
@@ -208,67 +134,31 @@ static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *
 {
 	uint32_t i;
 
-	memset(ctl, 0, sizeof(*ctl));
-	ctl->flags = PVPROF_STATUS_F_ENABLED;
-	ctl->nr_vcpus = 2;
-	ctl->sample_freq = 1000;
-	ctl->sample_period = 1000000;
-	for (i = 0; i < 2; i++) {
-		memset(&v[i], 0, sizeof(v[i]));
-		v[i].vcpu_id = i;
-		v[i].registered = 1;
-		v[i].size = 16384;
-		v[i].gpa = 0x100000 * (i + 1);
-		v[i].samples = samples;
-		v[i].notices = samples;
-		v[i].records = samples;
-		v[i].nmis = samples;
-	}
+	gen_status_of(ctl, v, 2, 16384);
+	for (i = 0; i < 2; i++)
+		v[i].samples = v[i].notices = v[i].records = v[i].nmis = samples;
 }
 
 static int write_golden(const char *path)
 {
 	static struct gen g;
-	struct pvprof_data_host host = {
-		.start_realtime_ns = 1700000000ULL * 1000000000ULL,
-		.start_monotonic_ns = 1000ULL * 1000000000ULL,
-		.hostname = "golden-host",
-		.release = "6.1.0-test-amd64",
-		.machine = "x86_64",
-		.tool_version = "0.1",
-	};
-	struct pvprof_data_vm vm = {
-		.vmm_pid = 4242, .vmm_fd = 11,
-		.flags = PVPROF_DATA_VM_F_ENABLED_BY_US,
-		.event = PVPROF_EVENT_CPU_CLOCK,
-		.sample_freq = 1000, .sample_period = 1000000,
-		.duration_ns = 5000000000ULL,
-		.comm = "qemu-system-x86",
-	};
 	struct pvprof_stream_hdr unknown = { .type = 99, .size = 32, .vcpu_id = ~0U };
 	struct pvprof_vcpu_status vcpus[2];
 	struct pvprof_ctl_status ctl;
-	struct recording_writer w;
+	struct pvprof_data_host host;
+	struct pvprof_data_vm vm;
 	struct sample deep;
 	int i;
 
-	g.len = 0;
-	g.seq = 0;
+	gen_host_vm(&host, &vm, "golden-host", 1000ULL * 1000000000ULL);
+	vm.duration_ns = 5000000000ULL;
+	status_of(&ctl, vcpus, 0);
 	g.time_ns = host.start_monotonic_ns;
 	gen_deep(&deep);
-	if (recording_writer_open(&w, path) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
-		return -1;
-	status_of(&ctl, vcpus, 0);
-	if (recording_write_status(&w, PVPROF_DATA_STATUS_START, &ctl, vcpus, 2))
+	if (gen_open(&g, path) || gen_start(&g, &host, &vm, &ctl, vcpus, 2))
 		return -1;
 
-	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 2));
-	for (i = 0; i < 2; i++)
-		gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, i,
-					       g.time_ns, PVPROF_VCPU_REGISTERED, 16384,
-					       0x100000 * (i + 1)));
+	gen_hello(&g, 2, 16384);
 	gen_process(&g, 100, "writer", true);
 	gen_process(&g, 200, "bad", false);
 	gen_process(&g, 300, "<b>;\x1b[1m(x) y", true);
@@ -283,28 +173,20 @@ static int write_golden(const char *path)
 	memcpy(g.buf + g.len, &unknown, sizeof(unknown));
 	memset(g.buf + g.len + sizeof(unknown), 0, 32 - sizeof(unknown));
 	gen_put(&g, 32);
-	gen_put(&g, pvprof_st_put_loss(g.buf + g.len, sizeof(g.buf) - g.len, 0, g.time_ns,
-				       PVPROF_LOSS_THROTTLED, 3));
-	gen_put(&g, pvprof_st_put_loss(g.buf + g.len, sizeof(g.buf) - g.len, 1, g.time_ns,
-				       PVPROF_LOSS_NOTICE_RING_FULL, 2));
-	if (recording_write_stream(&w, g.buf, g.len))
+	gen_loss(&g, 0, PVPROF_LOSS_THROTTLED, 3);
+	gen_loss(&g, 1, PVPROF_LOSS_NOTICE_RING_FULL, 2);
+	if (gen_flush(&g))
 		return -1;
 
-	g.len = 0;
 	for (i = 0; i < 3; i++)
 		gen_sample(&g, &s_write);
 	for (i = 0; i < 2; i++)
 		gen_sample(&g, &s_user);
-	gen_put(&g, pvprof_st_put_loss(g.buf + g.len, sizeof(g.buf) - g.len, 0, g.time_ns,
-				       PVPROF_LOSS_STREAM_OVERFLOW, 1));
+	gen_loss(&g, 0, PVPROF_LOSS_STREAM_OVERFLOW, 1);
 	gen_put(&g, pvprof_st_put_vcpu(g.buf + g.len, sizeof(g.buf) - g.len, 1, g.time_ns,
 				       PVPROF_VCPU_UNREGISTERED, 16384, 0x200000));
-	if (recording_write_stream(&w, g.buf, g.len))
-		return -1;
 	status_of(&ctl, vcpus, 6);
-	if (recording_write_status(&w, PVPROF_DATA_STATUS_END, &ctl, vcpus, 2))
-		return -1;
-	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
+	return gen_end(&g, &ctl, vcpus, 2, PVPROF_DATA_STOP_DURATION, g.time_ns);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1009,23 +891,16 @@ static int write_late_symbols(const char *path)
 	struct pvprof_data_host host = { .hostname = "late-host", .machine = "x86_64" };
 	struct pvprof_data_vm vm = { .vmm_pid = 4242, .event = PVPROF_EVENT_CPU_CLOCK,
 				     .sample_freq = 1000, .sample_period = 1000000 };
-	struct recording_writer w;
 
-	g.len = 0;
-	g.seq = 0;
 	g.time_ns = 1000ULL * 1000000000ULL;
-	if (recording_writer_open(&w, path) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
+	if (gen_open(&g, path) || gen_start(&g, &host, &vm, NULL, NULL, 0))
 		return -1;
-	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 1));
+	gen_hello(&g, 1, 0);
 	gen_sample(&g, &s_write);
 	gen_process(&g, 100, "writer", true);
 	gen_agent(&g);
 	gen_sample(&g, &s_write);
-	if (recording_write_stream(&w, g.buf, g.len))
-		return -1;
-	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
+	return gen_end(&g, NULL, NULL, 0, PVPROF_DATA_STOP_DURATION, g.time_ns);
 }
 
 static void test_late_symbols(const char *dir)
@@ -1114,19 +989,14 @@ static int write_fp_honest(const char *path)
 	struct pvprof_data_host host = { .hostname = "fp-host", .machine = "x86_64" };
 	struct pvprof_data_vm vm = { .vmm_pid = 4242, .event = PVPROF_EVENT_CPU_CLOCK,
 				     .sample_freq = 1000, .sample_period = 1000000 };
-	struct recording_writer w;
 	struct sample deep;
 
-	g.len = 0;
-	g.seq = 0;
 	g.time_ns = 1000ULL * 1000000000ULL;
 	gen_deep(&deep);		/* pid 300, 120 frames: the depth limit */
 	deep.flags = PVPROF_REC_F_TRUNCATED;
-	if (recording_writer_open(&w, path) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_HOST, &host, sizeof(host)) ||
-	    recording_write_section(&w, PVPROF_DATA_SEC_VM, &vm, sizeof(vm)))
+	if (gen_open(&g, path) || gen_start(&g, &host, &vm, NULL, NULL, 0))
 		return -1;
-	gen_put(&g, pvprof_st_put_hello(g.buf, sizeof(g.buf), g.time_ns, 2));
+	gen_hello(&g, 2, 0);
 	gen_process(&g, 100, "writer", true);
 	gen_process(&g, 300, "nomaps", true);
 	gen_agent(&g);
@@ -1135,9 +1005,7 @@ static int write_fp_honest(const char *path)
 	gen_sample(&g, &s_fp_nomaps);
 	gen_sample(&g, &deep);
 	gen_sample(&g, &s_kernel_outside);
-	if (recording_write_stream(&w, g.buf, g.len))
-		return -1;
-	return recording_writer_finish(&w, PVPROF_DATA_STOP_DURATION, g.time_ns);
+	return gen_end(&g, NULL, NULL, 0, PVPROF_DATA_STOP_DURATION, g.time_ns);
 }
 
 /* NAME passes when OUT holds WANT. */
@@ -1286,6 +1154,5 @@ int main(int argc, char **argv)
 	test_late_symbols(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	test_fp_honest(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	unlink(data_path);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_finish();
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "host-kvm/tool/unwind.h"
+#include "check.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define SANITIZED	", ASan+UBSan build"
@@ -38,26 +39,6 @@
 #define MAX_FRAMES	128
 #define MAX_MAPS	32
 #define REC_DEPTH	10	/* as in fixture.c */
-
-static int passed, failed;
-
-static void pass(const char *name)
-{
-	printf("PASS %s\n", name);
-	passed++;
-}
-
-static void fail(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failed++;
-}
 
 /* ------------------------------------------------------------------ */
 /* The guest agent's side: tables and symbols of the mapped files      */
@@ -1061,6 +1042,5 @@ int main(int argc, char **argv)
 		  atoi(getenv("UNWIND_FUZZ_ITERATIONS")) : 3000);
 	measure(u);
 	unwinder_free(u);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_finish();
 }
