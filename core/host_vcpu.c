@@ -236,9 +236,19 @@ static int vcpu_notice(const struct pvprof_host_vcpu *v)
 	if (ops->load_index(v->ctx, OFF_NOTICE_TAIL, &tail))
 		return -PVPROF_EFAULT;
 	ops->nmi_state(v->ctx, &nmi_held, &nmi_masked);
+#ifndef PVPROF_HOST_TEST_GATE_FIRST
 	ret = vcpu_write_notice(v, tail, nmi_held || nmi_masked);
 	if (!ret)
 		ret = vcpu_ring_gate(v, tail, nmi_held, nmi_masked);
+#else
+	/*
+	 * A deliberately wrong order, compiled only into the unit tests'
+	 * misorder build (tests/unit/Makefile): the model must fail on it.
+	 */
+	ret = vcpu_ring_gate(v, tail, nmi_held, nmi_masked);
+	if (!ret)
+		ret = vcpu_write_notice(v, tail, nmi_held || nmi_masked);
+#endif
 	return ret;
 }
 

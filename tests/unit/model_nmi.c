@@ -22,7 +22,8 @@
  *
  * A reference model that knows only counts (no indices, no slots) predicts
  * every decision the core makes; the test fails at the first step where
- * they disagree or where an accounting identity breaks.
+ * they disagree or where an accounting identity breaks.  A host sequence in
+ * the wrong order fails it too (tests/unit/Makefile's misorder check).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -886,9 +887,9 @@ END_TEST
 
 #define MODEL_SEEDS	8
 
-Suite *model_suite(void)
+/* Every case with an honest guest, where the reference model predicts all. */
+static void add_honest_cases(Suite *s)
 {
-	Suite *s = suite_create("model");
 	static char names[MODEL_SEEDS][32];
 	int i;
 
@@ -907,6 +908,14 @@ Suite *model_suite(void)
 	PVPROF_ADD_TEST(s, model_guest_often_descheduled);
 	PVPROF_ADD_TEST(s, model_host_drops_registration);
 	PVPROF_ADD_TEST(s, model_exceptions_in_nmi_handlers);
+}
+
+Suite *model_suite(void)
+{
+	Suite *s = suite_create("model");
+	int i;
+
+	add_honest_cases(s);
 	for (i = 0; i < 2; i++) {
 		TCase *tc = tcase_create(i ? "model_hostile_guest_large" : "model_hostile_guest");
 
@@ -914,5 +923,20 @@ Suite *model_suite(void)
 		tcase_add_loop_test(tc, model_hostile_guest, 3 * i, 3 * i + 1);
 		suite_add_tcase(s, tc);
 	}
+	return s;
+}
+
+/*
+ * The cases model_misorder_main.c expects to fail against a host sequence
+ * in the wrong order.  With a hostile guest the reference model's
+ * predictions are void and only the identities and the host's own
+ * guarantees are checked, which a late NMI does not break: those cases
+ * are left out.
+ */
+Suite *model_misorder_suite(void)
+{
+	Suite *s = suite_create("model_misorder");
+
+	add_honest_cases(s);
 	return s;
 }
