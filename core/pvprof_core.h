@@ -5,8 +5,8 @@
  * The core is compiled into the host KVM modules, the guest driver and the
  * user-space tools and tests.  It calls nothing from libc or from the kernel
  * beyond what this header maps: fixed-width types, memory copies through
- * compiler builtins, and the acquire/release accessors used on the shared
- * buffer's indices.
+ * compiler builtins, and the acquire/release accessors and barriers used on
+ * the shared buffer's indices.
  */
 #ifndef _PVPROF_CORE_H
 #define _PVPROF_CORE_H
@@ -18,6 +18,8 @@
 
 #define pvprof_load_acquire(p)		smp_load_acquire(p)
 #define pvprof_store_release(p, v)	smp_store_release(p, v)
+#define pvprof_smp_rmb()		smp_rmb()
+#define pvprof_smp_wmb()		smp_wmb()
 #define PVPROF_READ_ONCE(x)		READ_ONCE(x)
 #define PVPROF_WRITE_ONCE(x, v)		WRITE_ONCE(x, v)
 #else
@@ -27,6 +29,8 @@
 
 #define pvprof_load_acquire(p)		__atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define pvprof_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define pvprof_smp_rmb()		__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define pvprof_smp_wmb()		__atomic_thread_fence(__ATOMIC_RELEASE)
 #define PVPROF_READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define PVPROF_WRITE_ONCE(x, v)		__atomic_store_n(&(x), v, __ATOMIC_RELAXED)
 #endif
@@ -36,6 +40,7 @@
 
 #define pvprof_memcpy(d, s, n)		__builtin_memcpy(d, s, n)
 #define pvprof_memset(d, c, n)		__builtin_memset(d, c, n)
+#define pvprof_memcmp(a, b, n)		__builtin_memcmp(a, b, n)
 
 #define PVPROF_NSEC_PER_SEC		1000000000ULL
 

@@ -129,11 +129,11 @@ static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv
 	 * Records with a user stack snapshot span slots; without room to
 	 * copy them they are rejected, and the rest of sampling still works.
 	 */
-	if (!pv->span_copy) {
-		pv->span_copy = kvmalloc(PVPROF_SPAN_COPY_SIZE + PVPROF_SPAN_STREAM_SIZE,
-					 GFP_KERNEL_ACCOUNT);
-		if (pv->span_copy)
-			pv->span_stream = (u8 *)pv->span_copy + PVPROF_SPAN_COPY_SIZE;
+	if (!pv->work.span_copy) {
+		pv->work.span_copy = kvmalloc(PVPROF_SPAN_COPY_SIZE + PVPROF_SPAN_STREAM_SIZE,
+					      GFP_KERNEL_ACCOUNT);
+		if (pv->work.span_copy)
+			pv->span_stream = (u8 *)pv->work.span_copy + PVPROF_SPAN_COPY_SIZE;
 	}
 
 	hdr = kmalloc(sizeof(*hdr), GFP_KERNEL_ACCOUNT);
@@ -153,7 +153,7 @@ static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv
 					  PVPROF_HOST_LINES_SIZE))
 		goto free_hdr;
 
-	pv->published = line1;
+	pv->work.published = line1;
 	pv->cookie = cookie;
 	pv->gpa = gpa;
 	pv->registered = true;

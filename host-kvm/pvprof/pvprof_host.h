@@ -16,7 +16,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
-#include "pvprof-core/host.h"
+#include "pvprof-core/host_vcpu.h"
 
 struct perf_event;
 
@@ -46,28 +46,26 @@ struct perf_event;
  * @page0: cached translation of its first page, which holds every index
  * @ring: host side of the registration (core/host.h)
  * @acct: counters, kept across registrations
+ * @work: what the host sequence keeps between passes (core/host_vcpu.h):
+ *	line 1 as last published, the NMI window awaited, record copies
  * @register_tokens: REGISTERs the vCPU may still make now
  * @register_refill_ns: when that budget was last refilled
  * @event: this vCPU's perf event, NULL when not sampling
  * @event_owner: the thread @event counts
  * @config_gen: pvm->config_gen when @event was made
- * @published: line 1 state/event/period/ustack_size as last written to
- *	the buffer
  * @slot: the sample the overflow handler left for the next entry
  * @slot_full: @slot holds a sample (set by the handler, cleared by the vCPU)
- * @awaits_nmi_window: the NMI gate opened KVM's NMI window
  * @work_deferred: the vCPU thread found @lock busy before an entry
  * @irq_losses: samples lost in the overflow handler, by PVPROF_LOSS_*
  * @folded_losses: @irq_losses already added to @acct
  * @window_start: jiffies when the per-vCPU rate window began
  * @window_samples: samples taken in that window
  * @loss_flush_at: jiffies after which changed losses are queued again
- * @record_copy: one record slot copied out of the buffer
  * @stream_rec: a callchain stream record of one slot being built
- * @span_copy: the slots of a record with a user stack snapshot, copied out
- *	of the buffer (PVPROF_SPAN_COPY_SIZE bytes, NULL until registered)
- * @span_stream: the stream record of such a record being built
- *	(PVPROF_SPAN_STREAM_SIZE bytes, in the same allocation)
+ * @span_stream: the stream record of a record with a user stack snapshot
+ *	being built (PVPROF_SPAN_STREAM_SIZE bytes, NULL until registered),
+ *	right after the PVPROF_SPAN_COPY_SIZE bytes of @work.span_copy in
+ *	the same allocation
  *
  * The overflow handler writes only @slot, @slot_full, @irq_losses and
  * @window_*:
@@ -86,31 +84,21 @@ struct pvprof_vcpu {
 	struct gfn_to_hva_cache page0;
 	struct pvprof_host_ring ring;
 	struct pvprof_vcpu_acct acct;
+	struct pvprof_host_work work;
 	u64 register_tokens;
 	u64 register_refill_ns;
 	struct perf_event *event;
 	struct task_struct *event_owner;
 	u64 config_gen;
-	struct pvprof_published {
-		u32 state;
-		u32 event;
-		u64 period;
-		u32 ustack_size;
-		u32 unused;
-	} published;
 	struct pvprof_sample slot;
 	int slot_full;
-	bool awaits_nmi_window;
 	bool work_deferred;
 	u64 irq_losses[PVPROF_LOSS_NR];
 	u64 folded_losses[PVPROF_LOSS_NR];
 	unsigned long window_start;
 	u32 window_samples;
 	unsigned long loss_flush_at;
-	bool tail_unpublished;
-	u64 record_copy[PVPROF_RECORD_SLOT_SIZE / 8];
 	u64 stream_rec[(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_RECORD_SLOT_SIZE) / 8];
-	void *span_copy;
 	void *span_stream;
 };
 

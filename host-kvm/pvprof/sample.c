@@ -11,6 +11,11 @@
  * context, kvm->srcu held) or when KVM_RUN returns, so guest memory is
  * only ever written by the vCPU's thread, through KVM's cached accessors
  * that mark the pages dirty.
+ *
+ * The order of that work (which guest memory is read and written when,
+ * when the sample is taken and the NMI injected) is the core's host
+ * sequence (core/host_vcpu.c), which the unit tests' model drives too;
+ * this file gives it KVM's operations (struct pvprof_host_ops).
  */
 #define pr_fmt(fmt) "kvm-pvprof: " fmt
 
@@ -38,16 +43,6 @@ MODULE_PARM_DESC(pvprof_host_rate,
 
 static unsigned long pvprof_host_window_start;
 static atomic_t pvprof_host_window_samples = ATOMIC_INIT(0);
-
-/* Offsets of the header fields the host touches after registration. */
-#define OFF_LINE1_STATE		offsetof(struct pvprof_buf_header, state)
-#define OFF_USTACK_SIZE		offsetof(struct pvprof_buf_header, ustack_size)
-#define OFF_NOTICE_HEAD		offsetof(struct pvprof_buf_header, notice_head)
-#define OFF_RECORD_TAIL		offsetof(struct pvprof_buf_header, record_tail)
-#define OFF_NMI_HEAD		offsetof(struct pvprof_buf_header, nmi_head)
-#define OFF_NMI_DELIVERED	offsetof(struct pvprof_buf_header, nmi_delivered)
-#define OFF_NOTICE_TAIL		offsetof(struct pvprof_buf_header, notice_tail)
-#define OFF_RECORD_HEAD		offsetof(struct pvprof_buf_header, record_head)
 
 static struct perf_event_attr pvprof_event_attr(const struct pvprof_config *cfg)
 {
@@ -236,26 +231,10 @@ static void pvprof_sync_event(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 	pv->event_owner = current;
 }
 
-/* Add the losses the overflow handler counted since the last fold. */
-static void pvprof_fold_irq_counts(struct pvprof_vcpu *pv)
-{
-	unsigned int r;
-
-	for (r = 0; r < PVPROF_LOSS_NR; r++) {
-		u64 lost = READ_ONCE(pv->irq_losses[r]);
-		u64 n = lost - pv->folded_losses[r];
-
-		pv->folded_losses[r] = lost;
-		while (n--) {
-			if (pv->registered)
-				pvprof_host_sample_lost(&pv->ring, &pv->acct, r);
-			else
-				pvprof_acct_sample_lost(&pv->acct, r);
-		}
-	}
-}
-
 /*
+ * The host sequence of a vCPU is the core's (core/host_vcpu.c); these are
+ * its operations on the real vCPU, with @ctx its struct pvprof_vcpu.
+ *
  * 8-byte index accesses are single loads and stores at the cached host
  * address of the buffer's first page (which holds every index), so the
  * guest never sees a torn index.  The caches are refreshed when memslots
@@ -272,51 +251,6 @@ static int pvprof_buf_refresh(struct kvm *kvm, struct pvprof_vcpu *pv)
 	    kvm_gfn_to_hva_cache_init(kvm, &pv->buf, pv->gpa, pv->ring.geo.size))
 		return -EFAULT;
 	return 0;
-}
-
-static int pvprof_get_u64(struct pvprof_vcpu *pv, u32 offset, u64 *val)
-{
-	return get_user(*val, (u64 __user *)(pv->page0.hva + offset)) ? -EFAULT : 0;
-}
-
-static int pvprof_put_u64(struct kvm *kvm, struct pvprof_vcpu *pv, u32 offset,
-			  u64 val)
-{
-	if (put_user(val, (u64 __user *)(pv->page0.hva + offset)))
-		return -EFAULT;
-	mark_page_dirty_in_slot(kvm, pv->page0.memslot, gpa_to_gfn(pv->gpa));
-	return 0;
-}
-
-/* Drop the registration because the buffer is gone (spec section 5.2). */
-static void pvprof_buffer_gone(struct pvprof_vm *pvm, struct pvprof_vcpu *pv,
-			       bool sample_pending)
-{
-	if (sample_pending)
-		pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_BUFFER_GONE);
-	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
-}
-
-/*
- * Magic and cookie still ours: checked before each batch of writes.  Only
- * their 16 bytes are read; the comparison is pvprof_host_identity_ok()'s.
- */
-static bool pvprof_identity_ok(struct kvm *kvm, struct pvprof_vcpu *pv)
-{
-	struct {
-		u32 magic;
-		u16 version;
-		u16 header_size;
-		u64 cookie;
-	} line0;
-
-	BUILD_BUG_ON(offsetof(struct pvprof_buf_header, cookie) !=
-		     offsetof(typeof(line0), cookie));
-	if (pvprof_buf_refresh(kvm, pv))
-		return false;
-	if (kvm_read_guest_offset_cached(kvm, &pv->buf, &line0, 0, sizeof(line0)))
-		return false;
-	return line0.magic == PVPROF_BUF_MAGIC && line0.cookie == pv->ring.cookie;
 }
 
 /*
@@ -362,111 +296,205 @@ static int pvprof_read_vmm(struct kvm *kvm, gpa_t gpa, void *dst, size_t len)
 	return ret;
 }
 
-/*
- * Read part of the registered buffer: through KVM's cache on the vCPU's
- * thread, through the VMM's mm elsewhere (@remote).
- */
-static int pvprof_buf_read(struct kvm *kvm, struct pvprof_vcpu *pv, bool remote,
-			   u32 off, void *dst, u32 len)
+/* KVM holds an NMI for the vCPU, from any source, not yet delivered. */
+static bool pvprof_nmi_held(struct kvm_vcpu *vcpu)
 {
-	if (!remote)
-		return kvm_read_guest_offset_cached(kvm, &pv->buf, dst, off, len) ?
-		       -EFAULT : 0;
-	return pvprof_read_vmm(kvm, pv->gpa + off, dst, len);
+	return vcpu->arch.nmi_injected || vcpu->arch.nmi_pending ||
+	       atomic_read(&vcpu->arch.nmi_queued);
 }
 
-/*
- * A record with a user stack snapshot: its first slot is in record_copy,
- * the @span - 1 slots after it (wrapping at the ring's end) are read once
- * more, each from guest memory exactly once.
- */
-static int pvprof_read_span(struct kvm *kvm, struct pvprof_vcpu *pv, bool remote,
-			    u32 span)
+/* Take the sample out of the slot; false when there is none. */
+static bool pvprof_take_sample(struct pvprof_vcpu *pv,
+			       struct pvprof_sample *sample)
 {
-	u8 *dst = pv->span_copy;
-	u32 k;
+	/* Pairs with the handler's release of a full slot. */
+	if (!smp_load_acquire(&pv->slot_full))
+		return false;
+	*sample = pv->slot;
+	/* The copy is complete before the handler may refill it. */
+	smp_store_release(&pv->slot_full, 0);
+	return true;
+}
 
-	memcpy(dst, pv->record_copy, PVPROF_RECORD_SLOT_SIZE);
-	for (k = 1; k < span; k++)
-		if (pvprof_buf_read(kvm, pv, remote,
-				    pvprof_host_record_slot_offset(&pv->ring, k),
-				    dst + k * PVPROF_RECORD_SLOT_SIZE,
-				    PVPROF_RECORD_SLOT_SIZE))
-			return -EFAULT;
+static int pvprof_op_refresh(void *ctx)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	return pvprof_buf_refresh(pv->vcpu->kvm, pv);
+}
+
+/* On the vCPU's thread: through KVM's cache. */
+static int pvprof_op_read(void *ctx, u32 off, void *dst, u32 len)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	return kvm_read_guest_offset_cached(pv->vcpu->kvm, &pv->buf, dst, off, len) ?
+	       -EFAULT : 0;
+}
+
+/* On another thread (DISABLE's caller): through the VMM's mm. */
+static int pvprof_op_read_remote(void *ctx, u32 off, void *dst, u32 len)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	return pvprof_read_vmm(pv->vcpu->kvm, pv->gpa + off, dst, len);
+}
+
+static int pvprof_op_write(void *ctx, u32 off, const void *src, u32 len)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	return kvm_write_guest_offset_cached(pv->vcpu->kvm, &pv->buf, (void *)src,
+					     off, len) ? -EFAULT : 0;
+}
+
+static int pvprof_op_load_index(void *ctx, u32 off, u64 *val)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	return get_user(*val, (u64 __user *)(pv->page0.hva + off)) ? -EFAULT : 0;
+}
+
+static int pvprof_op_store_index(void *ctx, u32 off, u64 val)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	if (put_user(val, (u64 __user *)(pv->page0.hva + off)))
+		return -EFAULT;
+	mark_page_dirty_in_slot(pv->vcpu->kvm, pv->page0.memslot, gpa_to_gfn(pv->gpa));
 	return 0;
 }
 
-/*
- * Copy each posted record once, validate it, queue it to the stream.  Only
- * the vCPU's thread writes guest memory: a @remote drain leaves publishing
- * record_tail to the vCPU's next entry.
- */
-static int pvprof_drain(struct kvm *kvm, struct pvprof_vm *pvm,
-			struct pvprof_vcpu *pv, bool remote)
+static bool pvprof_op_sample_pending(void *ctx)
 {
-	struct pvprof_stream *st = READ_ONCE(pvm->stream);
-	u64 head;
-	u32 n;
+	struct pvprof_vcpu *pv = ctx;
 
-	if (pvprof_buf_read(kvm, pv, remote, OFF_RECORD_HEAD, &head, sizeof(head)))
-		return -EFAULT;
-	/* Pairs with the guest's release of record_head. */
-	smp_rmb();
-	n = pvprof_host_records_ready(&pv->ring, &pv->acct, head);
-	while (n) {
-		const struct pvprof_record *rec = (const void *)pv->record_copy;
-		u32 off = pvprof_host_record_offset(&pv->ring);
-		void *out = pv->stream_rec;
-		u32 span = 1, cap = sizeof(pv->stream_rec), len;
+	return READ_ONCE(pv->slot_full);
+}
 
-		if (pvprof_buf_read(kvm, pv, remote, off, pv->record_copy,
-				    PVPROF_RECORD_SLOT_SIZE))
-			return -EFAULT;
-		if (pv->span_copy)
-			span = pvprof_host_record_span(&pv->ring, pv->record_copy, n);
-		if (span > 1) {
-			if (pvprof_read_span(kvm, pv, remote, span))
-				return -EFAULT;
-			rec = pv->span_copy;
-			out = pv->span_stream;
-			cap = PVPROF_SPAN_STREAM_SIZE;
-		}
-		n -= span;
-		pv->tail_unpublished = true;
-		if (pvprof_host_record(&pv->ring, &pv->acct, rec,
-				       span * PVPROF_RECORD_SLOT_SIZE) != PVPROF_REJ_NONE ||
-		    (rec->flags & PVPROF_REC_F_STALE))
-			continue;
-		len = pvprof_st_put_callchain(out, cap, pv->vcpu_id, ktime_get_ns(),
-					      pvprof_host_notice_facts(&pv->ring, rec->seq),
-					      rec);
-		if (!st || !len || !pvprof_stream_append(st, pv, out, len))
-			pv->acct.losses[PVPROF_LOSS_STREAM_OVERFLOW]++;
+static bool pvprof_op_take_sample(void *ctx, struct pvprof_sample *s)
+{
+	return pvprof_take_sample(ctx, s);
+}
+
+static void pvprof_op_nmi_state(void *ctx, bool *held, bool *masked)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	*held = pvprof_nmi_held(pv->vcpu);
+	*masked = static_call(kvm_x86_get_nmi_mask)(pv->vcpu);
+}
+
+static void pvprof_op_inject_nmi(void *ctx)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	kvm_inject_nmi(pv->vcpu);
+}
+
+static bool pvprof_op_open_nmi_window(void *ctx)
+{
+	struct pvprof_vcpu *pv = ctx;
+
+	/* In SMM or a nested guest the mask is not this guest's handler. */
+	if (is_guest_mode(pv->vcpu) || is_smm(pv->vcpu))
+		return false;
+	static_call(kvm_x86_enable_nmi_window)(pv->vcpu);
+	return true;
+}
+
+static bool pvprof_op_emit(void *ctx, const struct pvprof_notice_facts *facts,
+			   const struct pvprof_record *rec, u32 slots)
+{
+	struct pvprof_vcpu *pv = ctx;
+	struct pvprof_stream *st = READ_ONCE(pv->pvm->stream);
+	void *out = pv->stream_rec;
+	u32 cap = sizeof(pv->stream_rec), len;
+
+	if (slots > 1) {
+		out = pv->span_stream;
+		cap = PVPROF_SPAN_STREAM_SIZE;
 	}
-	if (remote || !pv->tail_unpublished)
-		return 0;
-	pv->tail_unpublished = false;
-	return pvprof_put_u64(kvm, pv, OFF_RECORD_TAIL, pv->ring.record_tail);
+	len = pvprof_st_put_callchain(out, cap, pv->vcpu_id, ktime_get_ns(), facts, rec);
+	return st && len && pvprof_stream_append(st, pv, out, len);
+}
+
+static const struct pvprof_host_ops pvprof_vcpu_ops = {
+	.refresh		= pvprof_op_refresh,
+	.read			= pvprof_op_read,
+	.write			= pvprof_op_write,
+	.load_index		= pvprof_op_load_index,
+	.store_index		= pvprof_op_store_index,
+	.sample_pending		= pvprof_op_sample_pending,
+	.take_sample		= pvprof_op_take_sample,
+	.nmi_state		= pvprof_op_nmi_state,
+	.inject_nmi		= pvprof_op_inject_nmi,
+	.open_nmi_window	= pvprof_op_open_nmi_window,
+	.emit			= pvprof_op_emit,
+};
+
+/*
+ * From a thread other than the vCPU's, for pvprof_host_vcpu_drain() without
+ * publishing record_tail, which reads and emits only: such a thread never
+ * writes guest memory.
+ */
+static const struct pvprof_host_ops pvprof_remote_ops = {
+	.read			= pvprof_op_read_remote,
+	.emit			= pvprof_op_emit,
+};
+
+/* The vCPU as the core's host sequence sees it, for one call; pv->lock held. */
+static struct pvprof_host_vcpu pvprof_host_view(struct pvprof_vcpu *pv,
+						const struct pvprof_host_ops *ops)
+{
+	/*
+	 * The core copies a record into work.span_copy whole before judging
+	 * it, up to every slot of the largest ring; span_stream follows it
+	 * in the same allocation and is built only from records that fit
+	 * PVPROF_SPAN_COPY_SIZE.
+	 */
+	BUILD_BUG_ON(PVPROF_SPAN_COPY_SIZE + PVPROF_SPAN_STREAM_SIZE <
+		     PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) * PVPROF_RECORD_SLOT_SIZE);
+	lockdep_assert_held(&pv->lock);
+	return (struct pvprof_host_vcpu) {
+		.ring		= &pv->ring,
+		.acct		= &pv->acct,
+		.work		= &pv->work,
+		.registered	= pv->registered,
+		.ops		= ops,
+		.ctx		= pv,
+	};
+}
+
+/* Add the losses the overflow handler counted since the last fold. */
+static void pvprof_fold_irq_counts(struct pvprof_vcpu *pv)
+{
+	struct pvprof_host_vcpu v = pvprof_host_view(pv, &pvprof_vcpu_ops);
+
+	pvprof_host_vcpu_fold_losses(&v, pv->irq_losses, pv->folded_losses);
 }
 
 /*
  * DISABLE: no sample after it returns, and what the vCPU's guest posted and
  * lost is in the stream.  It runs on the caller's thread and never waits
  * for the vCPU, which may be halted or stopped by its VMM and then
- * processes no request: records are copied from the VMM's memory.
+ * processes no request: records are copied from the VMM's memory, and
+ * record_tail is left for the vCPU's next entry to publish.
  */
 static void pvprof_vcpu_quiesce(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 {
 	struct kvm *kvm = pvm->kvm;
+	struct pvprof_host_vcpu v;
 	int idx;
 
 	mutex_lock(&pv->lock);
 	pvprof_vcpu_stop_sampling(pv);
 	pvprof_fold_irq_counts(pv);
 	if (pv->registered && !pvprof_host_indices_exhausted(&pv->ring)) {
+		v = pvprof_host_view(pv, &pvprof_remote_ops);
 		idx = srcu_read_lock(&kvm->srcu);
 		/* A buffer the host cannot read now is the vCPU's to drain. */
-		pvprof_drain(kvm, pvm, pv, true);
+		pvprof_host_vcpu_drain(&v, false);
 		srcu_read_unlock(&kvm->srcu, idx);
 	}
 	pvprof_stream_put_losses(pvm, pv);
@@ -518,146 +546,29 @@ void pvprof_published_want(const struct pvprof_vm *pvm, struct pvprof_published 
 }
 
 /*
- * Make line 1's state, event, period and ustack_size @want.  The validator
- * follows the ustack_size the guest can see.
+ * Everything the vCPU thread does for pvprof, pv->lock held: the core's
+ * host sequence (spec section 10.2), between the losses the overflow
+ * handler counted and the drop of a registration the VM may no longer
+ * use.  When only the guest's NMI handler keeps the NMI gate shut, KVM's
+ * NMI window brings an exit as soon as the handler has returned;
+ * kvm_pvprof_vcpu_exited() asks again after every exit while a sample
+ * waits or the gate awaits that window.
  */
-static int pvprof_publish_state(struct kvm *kvm, struct pvprof_vcpu *pv,
-				struct pvprof_published *want)
+static void pvprof_vcpu_work(struct pvprof_vm *pvm, struct pvprof_vcpu *pv,
+			     bool entering)
 {
-	if (!memcmp(want, &pv->published, sizeof(*want)))
-		return 0;
-	if (kvm_write_guest_offset_cached(kvm, &pv->buf, want, OFF_LINE1_STATE,
-					  offsetof(struct pvprof_published, ustack_size)))
-		return -EFAULT;
-	if (want->ustack_size != pv->published.ustack_size &&
-	    kvm_write_guest_offset_cached(kvm, &pv->buf, &want->ustack_size,
-					  OFF_USTACK_SIZE, sizeof(want->ustack_size)))
-		return -EFAULT;
-	pv->published = *want;
-	pv->ring.ustack_size = want->ustack_size;
-	return 0;
-}
-
-/* KVM holds an NMI for the vCPU, from any source, not yet delivered. */
-static bool pvprof_nmi_held(struct kvm_vcpu *vcpu)
-{
-	return vcpu->arch.nmi_injected || vcpu->arch.nmi_pending ||
-	       atomic_read(&vcpu->arch.nmi_queued);
-}
-
-/* Take the sample out of the slot; false when there is none. */
-static bool pvprof_take_sample(struct pvprof_vcpu *pv,
-			       struct pvprof_sample *sample)
-{
-	/* Pairs with the handler's release of a full slot. */
-	if (!smp_load_acquire(&pv->slot_full))
-		return false;
-	*sample = pv->slot;
-	/* The copy is complete before the handler may refill it. */
-	smp_store_release(&pv->slot_full, 0);
-	return true;
-}
-
-/*
- * Turn the sample in the slot into a notice, unless it must wait for the
- * guest to read the notices before it (pvprof_host_sample_waits()), and
- * ring the NMI gate.  When only the guest's NMI handler keeps the gate
- * shut, KVM's NMI window brings an exit as soon as the handler has
- * returned; kvm_pvprof_vcpu_exited() asks again after every exit while a
- * sample waits or the gate awaits that window.
- */
-static int pvprof_notice(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
-{
-	struct kvm *kvm = vcpu->kvm;
-	struct pvprof_notice notice;
-	struct pvprof_sample sample;
-	bool nmi_held, nmi_masked;
-	u64 tail;
-	u32 off;
-
-	if (!READ_ONCE(pv->slot_full) && !pv->awaits_nmi_window)
-		return 0;
-	pv->awaits_nmi_window = false;
-	if (pvprof_get_u64(pv, OFF_NOTICE_TAIL, &tail))
-		return -EFAULT;
-	nmi_held = pvprof_nmi_held(vcpu);
-	nmi_masked = static_call(kvm_x86_get_nmi_mask)(vcpu);
-	if (!pvprof_host_sample_waits(&pv->ring, tail, nmi_held || nmi_masked) &&
-	    pvprof_take_sample(pv, &sample) &&
-	    pvprof_host_notice_prepare(&pv->ring, &pv->acct, tail, &sample,
-				       &notice, &off)) {
-		if (kvm_write_guest_offset_cached(kvm, &pv->buf, &notice, off,
-						  sizeof(notice))) {
-			pvprof_host_sample_lost(&pv->ring, &pv->acct,
-						PVPROF_LOSS_BUFFER_GONE);
-			return -EFAULT;
-		}
-		/* The notice is visible before the index that publishes it. */
-		smp_wmb();
-		if (pvprof_put_u64(kvm, pv, OFF_NOTICE_HEAD,
-				   pvprof_host_notice_publish(&pv->ring, &pv->acct)))
-			return -EFAULT;
-	}
-	switch (pvprof_host_nmi_gate(&pv->ring, &pv->acct, tail, nmi_held,
-				     nmi_masked)) {
-	case PVPROF_GATE_INJECT:
-		if (pvprof_put_u64(kvm, pv, OFF_NMI_HEAD, pv->ring.nmi_head))
-			return -EFAULT;
-		kvm_inject_nmi(vcpu);
-		break;
-	case PVPROF_GATE_NMI_WINDOW:
-		/* In SMM or a nested guest the mask is not this guest's handler. */
-		if (is_guest_mode(vcpu) || is_smm(vcpu))
-			break;
-		static_call(kvm_x86_enable_nmi_window)(vcpu);
-		pv->awaits_nmi_window = true;
-		break;
-	case PVPROF_GATE_CLOSED:
-		break;
-	}
-	return 0;
-}
-
-/* Everything the vCPU thread does for pvprof, pv->lock held. */
-static void pvprof_vcpu_work(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
-			     struct pvprof_vcpu *pv, bool entering)
-{
-	struct kvm *kvm = vcpu->kvm;
 	struct pvprof_published want;
-	struct pvprof_sample sample;
+	struct pvprof_host_vcpu v;
 
 	if (entering)
 		pvprof_sync_event(pvm, pv);
 	pvprof_fold_irq_counts(pv);
 	if (pv->registered && pvprof_vm_hides(pvm))
 		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
-	if (!pv->registered) {
-		pv->awaits_nmi_window = false;
-		if (pvprof_take_sample(pv, &sample))
-			pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
-		return;
-	}
-	if (!pvprof_identity_ok(kvm, pv)) {
-		pvprof_buffer_gone(pvm, pv, pvprof_take_sample(pv, &sample));
-		return;
-	}
-	if (pvprof_host_indices_exhausted(&pv->ring)) {
-		if (pvprof_take_sample(pv, &sample))
-			pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
-		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
-		return;
-	}
-	/*
-	 * Records posted since the last entry were written for the ustack_size
-	 * the guest saw then: they are judged by it before a new one is
-	 * published.
-	 */
 	pvprof_published_want(pvm, &want);
-	if ((want.ustack_size != pv->published.ustack_size &&
-	     pvprof_drain(kvm, pvm, pv, false)) ||
-	    pvprof_publish_state(kvm, pv, &want) || pvprof_notice(vcpu, pv) ||
-	    pvprof_drain(kvm, pvm, pv, false))
-		pvprof_buffer_gone(pvm, pv, pvprof_take_sample(pv, &sample));
+	v = pvprof_host_view(pv, &pvprof_vcpu_ops);
+	if (pvprof_host_vcpu_work(&v, &want))
+		pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 }
 
 /*
@@ -700,7 +611,7 @@ static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
 	}
 	if (entering)
 		WRITE_ONCE(pv->work_deferred, false);
-	pvprof_vcpu_work(vcpu, pvm, pv, entering);
+	pvprof_vcpu_work(pvm, pv, entering);
 	pvprof_flush_losses(pvm, pv);
 	mutex_unlock(&pv->lock);
 }
@@ -736,7 +647,7 @@ void __kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
 
 	if (!pv)
 		return;
-	if (READ_ONCE(pv->slot_full) || READ_ONCE(pv->awaits_nmi_window) ||
+	if (READ_ONCE(pv->slot_full) || READ_ONCE(pv->work.awaits_nmi_window) ||
 	    READ_ONCE(pv->work_deferred)) {
 		kvm_make_request(KVM_REQ_PVPROF, vcpu);
 		return;
@@ -759,8 +670,8 @@ void __kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
  */
 void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 {
+	struct pvprof_host_vcpu v;
 	struct pvprof_vcpu *pv;
-	struct pvprof_vm *pvm;
 	bool more;
 
 	if (is_guest_mode(vcpu))
@@ -768,7 +679,6 @@ void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 	pv = pvprof_vcpu_find(vcpu);
 	if (!pv)
 		return;
-	pvm = pv->pvm;
 	more = vcpu->arch.nmi_pending || atomic_read(&vcpu->arch.nmi_queued);
 	/*
 	 * Not a trylock: a delivery the guest cannot see as pvprof's is an
@@ -776,10 +686,9 @@ void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 	 * and never wait for a vCPU.
 	 */
 	mutex_lock(&pv->lock);
-	if (pvprof_host_nmi_delivery(&pv->ring, more) && pv->registered &&
-	    (!pvprof_identity_ok(vcpu->kvm, pv) ||
-	     pvprof_put_u64(vcpu->kvm, pv, OFF_NMI_DELIVERED, pv->ring.nmi_delivered)))
-		pvprof_buffer_gone(pvm, pv, false);
+	v = pvprof_host_view(pv, &pvprof_vcpu_ops);
+	if (pvprof_host_vcpu_nmi_delivery(&v, more) < 0)
+		pvprof_vcpu_drop(pv->pvm, pv, PVPROF_VCPU_DROPPED);
 	mutex_unlock(&pv->lock);
 }
 
@@ -889,17 +798,11 @@ void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
  */
 void pvprof_vcpu_unregister(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv)
 {
-	struct pvprof_vm *pvm = pv->pvm;
-	struct pvprof_sample sample;
+	struct pvprof_host_vcpu v;
 
 	lockdep_assert_held(&pv->lock);
 	pvprof_fold_irq_counts(pv);
-	if (pvprof_take_sample(pv, &sample))
-		pvprof_acct_sample_lost(&pv->acct, PVPROF_LOSS_UNREGISTERED);
-	if (!pv->registered)
-		return;
-	if (pvprof_identity_ok(vcpu->kvm, pv) &&
-	    !pvprof_host_indices_exhausted(&pv->ring))
-		pvprof_drain(vcpu->kvm, pvm, pv, false);
-	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_UNREGISTERED);
+	v = pvprof_host_view(pv, &pvprof_vcpu_ops);
+	pvprof_host_vcpu_unregister(&v);
+	pvprof_vcpu_drop(pv->pvm, pv, PVPROF_VCPU_UNREGISTERED);
 }

@@ -306,7 +306,7 @@ void kvm_pvprof_nmis_discarded(struct kvm_vcpu *vcpu)
 		return;
 	mutex_lock(&pv->lock);
 	pvprof_host_nmis_discarded(&pv->ring);
-	pv->awaits_nmi_window = false;
+	pv->work.awaits_nmi_window = false;
 	mutex_unlock(&pv->lock);
 }
 
@@ -332,8 +332,8 @@ static void pvprof_vcpu_free(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 	pvprof_vcpu_stop_sampling(pv);
 	pvprof_vcpu_drop(pvm, pv, PVPROF_VCPU_DROPPED);
 	pvprof_stream_put_losses(pvm, pv);
-	kvfree(pv->span_copy);
-	pv->span_copy = NULL;
+	kvfree(pv->work.span_copy);
+	pv->work.span_copy = NULL;
 	pv->span_stream = NULL;
 	mutex_unlock(&pv->lock);
 	WRITE_ONCE(pvm->vcpus[idx], NULL);

@@ -2,9 +2,13 @@
 /*
  * Randomized model of the pvprof NMI protocol.
  *
- * The host and the guest run the real core (through sim.c, which drives it
- * the way the KVM module and the guest driver do) around a model of what
- * sits between them: KVM's NMI merging (pending capped at two, at one while
+ * The host runs the core's own host sequence (pvprof_host_vcpu_work() and
+ * pvprof_host_vcpu_nmi_delivery(), the functions the KVM module calls),
+ * with sim.c's operations on a simulated vCPU; the guest runs the core's
+ * NMI handler.  Around them sits a model of KVM and of the guest kernel:
+ * when the host's work runs (the overflow handler's request, an exit with a
+ * sample still pending or an NMI window awaited, KVM_RUN returning to user
+ * space), KVM's NMI merging (pending capped at two, at one while
  * the guest is in an NMI handler), foreign NMI sources (one with work its
  * handler claims, like perf; one with none, like a VMM's inject-nmi), the
  * guest being descheduled, the host dropping a registration and the guest
@@ -18,7 +22,8 @@
  *
  * A reference model that knows only counts (no indices, no slots) predicts
  * every decision the core makes; the test fails at the first step where
- * they disagree or where an accounting identity breaks.
+ * they disagree or where an accounting identity breaks.  A host sequence in
+ * the wrong order fails it too (tests/unit/Makefile's misorder check).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,7 +47,9 @@ struct params {
 	int p_exit;
 	int p_drop;
 	int p_fault;		/* percent of handler runs and captures taking an exception */
-	int p_drain;		/* percent of entries that drain records */
+	int p_drain;		/* percent of other exits after which the host's
+				 * work runs anyway (KVM_RUN returns to user
+				 * space), draining records */
 	bool randomize;		/* let the seed pick the weights too */
 	bool expect_merges;	/* the run must have nested and merged NMIs */
 	int hostile;		/* percent of steps the guest scribbles on its buffer */
@@ -54,12 +61,8 @@ struct model {
 	__u64 rng;
 	int step;
 
-	/* KVM */
-	unsigned int nmi_queued;
-	unsigned int nmi_pending;
-	bool nmi_masked;
+	/* KVM (its NMI state is the simulated vCPU's: m->v.nmi_*) */
 	bool running;
-	bool nmi_window;		/* the host asked for an exit when NMIs unmask */
 
 	/* Guest kernel (arch/x86/kernel/nmi.c, arch/x86/entry/entry_64.S) */
 	bool in_nmi;			/* the handlers are running */
@@ -67,7 +70,7 @@ struct model {
 	bool progress_since_nmi;
 	bool swallow_nmi;
 	bool want_register;
-	bool slot_full;			/* a sample pending on the host */
+	__u64 pending_ip;		/* of the sample in the host's slot */
 	__u64 nmis_delivered;
 	__u64 attributed;		/* deliveries the host attributed to pvprof */
 	__u64 not_attributed;
@@ -178,8 +181,8 @@ static void check_books(struct model *m)
 	RCHECK(m, a->losses[PVPROF_LOSS_INVALID] == 0, "an honest guest's record was rejected");
 	RCHECK(m, a->nmis == m->ref_nmis, "NMIs injected %llu, reference %llu",
 	       (unsigned long long)a->nmis, (unsigned long long)m->ref_nmis);
-	MCHECK(m, m->nmi_pending <= 2, "KVM holds %u NMIs", m->nmi_pending);
-	MCHECK(m, !m->nmi_masked || m->nmi_pending <= 1,
+	MCHECK(m, m->v.nmi_pending <= 2, "KVM holds %u NMIs", m->v.nmi_pending);
+	MCHECK(m, !m->v.nmi_masked || m->v.nmi_pending <= 1,
 	       "two NMIs pending while one is handled");
 }
 
@@ -203,41 +206,14 @@ static void host_drop(struct model *m)
 	m->want_register = true;
 }
 
-static void sample(struct model *m)
-{
-	bool user = chance(m, 40);
-	__u64 ip = user ? UADDR(rnd(m) % 0x100000) : KADDR(rnd(m) % 0x100000);
-	bool room = m->ref_unconsumed < PVPROF_NOTICE_SLOTS;
-	bool wrote;
-
-	m->ref_samples++;
-	wrote = sim_host_sample(&m->v, ip, user ? 3 : 0);
-	if (!m->v.registered) {
-		MCHECK(m, !wrote, "notice written without a registration");
-		m->ref_unregistered++;
-		return;
-	}
-	RCHECK(m, wrote == room, "notice %s with %llu unconsumed",
-	       wrote ? "written" : "refused", (unsigned long long)m->ref_unconsumed);
-	if (!wrote) {
-		m->ref_ring_full++;
-		return;
-	}
-	m->ref_notices++;
-	m->ref_reg_notices++;
-	m->ref_unconsumed++;
-	MCHECK(m, m->ref_reg_notices < MAX_SEQ, "model seq table too small");
-	m->ip_of_seq[m->ref_reg_notices] = ip;
-}
-
 static void process_nmi(struct model *m)
 {
-	unsigned int limit = m->nmi_masked ? 1 : 2;
+	unsigned int limit = m->v.nmi_masked ? 1 : 2;
 
-	m->nmi_pending += m->nmi_queued;
-	m->nmi_queued = 0;
-	if (m->nmi_pending > limit)
-		m->nmi_pending = limit;
+	m->v.nmi_pending += m->v.nmi_queued;
+	m->v.nmi_queued = 0;
+	if (m->v.nmi_pending > limit)
+		m->v.nmi_pending = limit;
 }
 
 static void entry(struct model *m, bool with_sample);
@@ -255,7 +231,7 @@ struct handler_ctx {
 static void handler_exception(struct model *m)
 {
 	m->faults++;
-	m->nmi_masked = false;
+	m->v.nmi_masked = false;
 	entry(m, chance(m, 70));
 }
 
@@ -341,8 +317,8 @@ static void deliver_nmi(struct model *m)
 	bool b2b = !m->progress_since_nmi;
 	bool more, ours, visible;
 
-	m->nmi_pending--;
-	more = m->nmi_pending || m->nmi_queued;
+	m->v.nmi_pending--;
+	more = m->v.nmi_pending || m->v.nmi_queued;
 	ours = m->ref_owed && !more;
 	visible = sim_host_nmi_delivery(&m->v, more);
 	MCHECK(m, !visible || ours, "the host attributed a delivery it did not owe");
@@ -368,7 +344,7 @@ static void deliver_nmi(struct model *m)
 		m->nmi_latched = true;
 		return;
 	}
-	m->nmi_masked = true;
+	m->v.nmi_masked = true;
 	m->progress_since_nmi = false;
 	if (!b2b)
 		m->swallow_nmi = false;
@@ -419,73 +395,144 @@ static void check_new_callchains(struct model *m)
 	}
 }
 
-/*
- * The vCPU thread before an entry, in the spec's order: drain, write the
- * pending sample's notice unless it must wait, the NMI gate; then KVM's NMI
- * processing and, when the guest can take one, delivery.  A sample finding
- * one pending is lost; a pending one is retried before every entry.
- */
-static void entry(struct model *m, bool with_sample)
+/* A sample of guest code: the overflow handler fills the slot or counts a loss. */
+static void overflow(struct model *m)
 {
-	bool want_nmi, injected, held, busy, waits;
-	enum pvprof_nmi_gate gate;
+	bool user = chance(m, 40);
+	__u64 ip = user ? UADDR(rnd(m) % 0x100000) : KADDR(rnd(m) % 0x100000);
 
-	if (!m->running)
+	if (sim_overflow(&m->v, ip, user ? 3 : 0)) {
+		m->pending_ip = ip;
 		return;
-	if (m->v.registered && chance(m, m->p.p_drain)) {
-		__u32 drained = sim_host_drain(&m->v);
+	}
+	m->ref_samples++;
+	m->ref_slot_busy++;
+}
 
-		RCHECK(m, drained == m->ref_in_ring, "drained %u, reference %llu",
-		       drained, (unsigned long long)m->ref_in_ring);
-		m->ref_callchains += m->ref_ring_callchains;
-		m->ref_stale += m->ref_in_ring - m->ref_ring_callchains;
-		m->ref_reg_answered += m->ref_in_ring;
-		m->ref_in_ring = 0;
-		m->ref_ring_callchains = 0;
-		check_new_callchains(m);
-	}
-	if (with_sample && m->slot_full) {
+/*
+ * The host's work before an entry: the core's sequence (spec section
+ * 10.2), run by sim_host_entry() as the KVM module runs it.  The reference
+ * model predicts each of its decisions from counts alone: whether the
+ * pending sample waits or becomes a notice, whether the gate injects or
+ * opens the NMI window, how many records the drain takes.
+ */
+static void host_work(struct model *m)
+{
+	const struct pvprof_vcpu_acct *a = &m->v.acct;
+	bool held = m->v.nmi_queued || m->v.nmi_pending;
+	bool masked = m->v.nmi_masked;
+	bool busy = held || masked;
+	bool registered = m->v.registered;
+	bool pending = m->v.slot_full;
+	bool gate_runs = registered && (pending || m->v.work.awaits_nmi_window);
+	bool room = m->ref_unconsumed < PVPROF_NOTICE_SLOTS;
+	__u64 notices = a->notices, nmis = a->nmis;
+	__u64 windows = m->v.nmi_windows_opened;
+	__u64 record_tail = m->v.ring.record_tail;
+	bool waits, injected, opened;
+	__u64 drained;
+
+	sim_host_entry(&m->v);
+	waits = m->v.slot_full;
+	if (pending && !waits)
 		m->ref_samples++;
-		m->ref_slot_busy++;
-		sim_host_slot_busy(&m->v);
-	} else if (with_sample) {
-		m->slot_full = true;
+	if (!registered) {
+		MCHECK(m, !waits, "a sample waits without a registration");
+		MCHECK(m, a->notices == notices, "notice written without a registration");
+		if (pending)
+			m->ref_unregistered++;
+		return;
 	}
-	held = m->nmi_queued || m->nmi_pending;
-	busy = held || m->nmi_masked;
-	if (m->slot_full) {
-		waits = sim_host_sample_waits(&m->v, busy);
-		RCHECK(m, waits == (m->v.registered && m->ref_unconsumed && busy),
-		       "the sample %s with %llu unconsumed", waits ? "waits" : "goes on",
-		       (unsigned long long)m->ref_unconsumed);
-		if (!waits) {
-			m->slot_full = false;
-			sample(m);
+	RCHECK(m, m->v.registered, "the host dropped an honest guest's registration");
+	if (!m->v.registered)
+		return;		/* a hostile guest's buffer is gone */
+	RCHECK(m, waits == (pending && m->ref_unconsumed && busy),
+	       "the sample %s with %llu unconsumed", waits ? "waits" : "goes on",
+	       (unsigned long long)m->ref_unconsumed);
+	if (pending && !waits) {
+		bool wrote = a->notices != notices;
+
+		RCHECK(m, wrote == room, "notice %s with %llu unconsumed",
+		       wrote ? "written" : "refused", (unsigned long long)m->ref_unconsumed);
+		if (wrote) {
+			m->ref_notices++;
+			m->ref_reg_notices++;
+			m->ref_unconsumed++;
+			MCHECK(m, m->ref_reg_notices < MAX_SEQ, "model seq table too small");
+			m->ip_of_seq[m->ref_reg_notices] = m->pending_ip;
+		} else {
+			m->ref_ring_full++;
 		}
 	}
-	if (m->v.registered && !busy)
+
+	/* The gate runs after the notice: it injects for the new one too. */
+	if (gate_runs && !busy)
 		m->ref_owed = false;
-	want_nmi = m->v.registered && m->ref_unconsumed && !busy;
-	gate = sim_host_nmi_gate(&m->v, held, m->nmi_masked);
-	injected = gate == PVPROF_GATE_INJECT;
-	RCHECK(m, injected == want_nmi, "gate %s an NMI (unconsumed %llu, owed %d)",
+	injected = a->nmis != nmis;
+	RCHECK(m, injected == (gate_runs && m->ref_unconsumed && !busy),
+	       "gate %s an NMI (unconsumed %llu, owed %d, sample %s)",
 	       injected ? "injected" : "withheld", (unsigned long long)m->ref_unconsumed,
-	       m->ref_owed);
-	/* Only the guest's handler keeps notices waiting for an NMI. */
-	m->nmi_window = gate == PVPROF_GATE_NMI_WINDOW;
-	RCHECK(m, m->nmi_window ==
-	       (m->v.registered && m->ref_unconsumed && m->nmi_masked && !held),
-	       "NMI window %s with %llu unconsumed, masked %d, held %d",
-	       m->nmi_window ? "opened" : "not opened",
-	       (unsigned long long)m->ref_unconsumed, m->nmi_masked, held);
+	       m->ref_owed, pending ? "pending" : "none");
 	if (injected) {
 		m->ref_owed = true;
 		m->ref_nmis++;
-		m->nmi_queued++;
 	}
+	/* Only the guest's handler keeps notices waiting for an NMI. */
+	opened = m->v.nmi_windows_opened != windows;
+	RCHECK(m, opened == (gate_runs && m->ref_unconsumed && masked && !held),
+	       "NMI window %s with %llu unconsumed, masked %d, held %d",
+	       opened ? "opened" : "not opened",
+	       (unsigned long long)m->ref_unconsumed, masked, held);
+
+	/* The drain comes last, and takes every record posted. */
+	drained = m->v.ring.record_tail - record_tail;
+	RCHECK(m, drained == m->ref_in_ring, "drained %llu, reference %llu",
+	       (unsigned long long)drained, (unsigned long long)m->ref_in_ring);
+	m->ref_callchains += m->ref_ring_callchains;
+	m->ref_stale += m->ref_in_ring - m->ref_ring_callchains;
+	m->ref_reg_answered += m->ref_in_ring;
+	m->ref_in_ring = 0;
+	m->ref_ring_callchains = 0;
+	check_new_callchains(m);
+}
+
+/*
+ * An exit of the running vCPU, with or without a sample.  The host's work
+ * runs when KVM_REQ_PVPROF is raised (by the overflow handler, or after
+ * the exit while a sample is pending or the gate awaits the NMI window:
+ * __kvm_pvprof_vcpu_exited()), and on p_drain percent of the other exits
+ * (KVM_RUN returning to user space).  Then KVM processes NMIs and, when
+ * the guest can take one, delivers.
+ */
+static void entry(struct model *m, bool with_sample)
+{
+	if (!m->running)
+		return;
+	if (with_sample)
+		overflow(m);
+	if (with_sample || m->v.slot_full || m->v.work.awaits_nmi_window ||
+	    chance(m, m->p.p_drain))
+		host_work(m);
 	process_nmi(m);
-	if (!m->nmi_masked && m->nmi_pending)
+	if (!m->v.nmi_masked && m->v.nmi_pending)
 		deliver_nmi(m);
+}
+
+/*
+ * The guest's IRET at the end of its NMI handlers.  KVM exits there when
+ * it holds an NMI (its own NMI window) or pvprof opened the window; the
+ * entry after it delivers a pending NMI at once, at the same RIP.
+ */
+static void iret(struct model *m)
+{
+	m->v.nmi_masked = false;
+	if (m->v.nmi_window) {
+		m->v.nmi_window = false;
+		m->window_exits++;
+	} else if (!m->v.nmi_pending) {
+		return;
+	}
+	entry(m, false);
 }
 
 /* A hostile or broken guest writes whatever it likes into its buffer. */
@@ -552,34 +599,24 @@ static void step(struct model *m)
 		m->foreign_work++;
 		m->foreign_raised++;
 		m->foreign_nmis++;
-		m->nmi_queued++;
+		m->v.nmi_queued++;
 		entry(m, false);		/* the kick makes the vCPU exit */
 	} else if ((r -= m->p.p_ownerless) < 0) {
 		m->foreign_nmis++;
-		m->nmi_queued++;
+		m->v.nmi_queued++;
 		entry(m, false);
 	} else if ((r -= m->p.p_progress) < 0) {
-		if (m->running && !m->nmi_masked) {
+		if (m->running && !m->v.nmi_masked) {
 			m->progress_since_nmi = true;
 			/* The guest's periodic QUERY finds the host dropped it. */
 			if (!m->v.registered)
 				m->want_register = true;
-			if (m->want_register && !m->nmi_pending && !m->nmi_queued)
+			if (m->want_register && !m->v.nmi_pending && !m->v.nmi_queued)
 				do_register(m);
 		}
 	} else if ((r -= m->p.p_iret) < 0) {
-		if (m->running && m->nmi_masked) {
-			m->nmi_masked = false;
-			/* A pending NMI is taken right after IRET, at the same RIP. */
-			if (m->nmi_pending) {
-				deliver_nmi(m);
-			} else if (m->nmi_window) {
-				/* KVM's NMI window: an exit right after the IRET. */
-				m->nmi_window = false;
-				m->window_exits++;
-				entry(m, false);
-			}
-		}
+		if (m->running && m->v.nmi_masked)
+			iret(m);
 	} else if ((r -= m->p.p_sched) < 0) {
 		m->running = !m->running;
 		entry(m, false);
@@ -599,23 +636,20 @@ static void settle(struct model *m)
 	m->running = true;
 	m->p.p_drain = 100;
 	for (i = 0; i < 1000; i++) {
-		if (m->want_register && !m->nmi_masked && !m->nmi_pending)
+		if (m->want_register && !m->v.nmi_masked && !m->v.nmi_pending)
 			do_register(m);
 		entry(m, false);
-		if (m->nmi_masked) {
-			m->nmi_masked = false;
-			if (m->nmi_pending)
-				deliver_nmi(m);
-		}
+		if (m->v.nmi_masked)
+			iret(m);
 		m->progress_since_nmi = true;
 		check_books(m);
-		if (!m->slot_full && !m->ref_unconsumed && !m->ref_in_ring &&
-		    !m->nmi_pending && !m->nmi_queued && !m->nmi_masked &&
+		if (!m->v.slot_full && !m->ref_unconsumed && !m->ref_in_ring &&
+		    !m->v.nmi_pending && !m->v.nmi_queued && !m->v.nmi_masked &&
 		    !m->foreign_work && !m->want_register)
 			break;
 	}
 	MCHECK(m, i < 1000, "protocol did not settle: %llu unconsumed, %u NMIs pending",
-	       (unsigned long long)m->ref_unconsumed, m->nmi_pending);
+	       (unsigned long long)m->ref_unconsumed, m->v.nmi_pending);
 	MCHECK(m, m->foreign_handled == m->foreign_raised, "foreign NMI work lost");
 	MCHECK(m, !m->v.ring.nmi_owed && m->v.nmis_attributed == m->v.acct.nmis,
 	       "%llu of %llu pvprof NMIs delivered after settling",
@@ -762,9 +796,13 @@ END_TEST
 
 START_TEST(model_long_handlers_fill_the_ring)
 {
-	/* IRET rarely: samples pile up while the guest sits in its handler. */
+	/*
+	 * IRET rarely: samples pile up while the guest sits in its handler.
+	 * Each handler's run answers a few notices at most: twice the steps.
+	 */
 	struct params p = base_params(7);
 
+	p.steps *= 2;
 	p.p_iret = 1;
 	p.p_sample = 60;
 
@@ -784,6 +822,11 @@ END_TEST
 
 START_TEST(model_small_record_ring_slow_host)
 {
+	/*
+	 * The smallest ring, and a host that passes only when asked: the
+	 * kernel's work always drains, so "slow" is now only as slow as it
+	 * can be (no pass on exits without a request).
+	 */
 	struct params p = base_params(13);
 
 	p.size = 8192;
@@ -844,9 +887,9 @@ END_TEST
 
 #define MODEL_SEEDS	8
 
-Suite *model_suite(void)
+/* Every case with an honest guest, where the reference model predicts all. */
+static void add_honest_cases(Suite *s)
 {
-	Suite *s = suite_create("model");
 	static char names[MODEL_SEEDS][32];
 	int i;
 
@@ -865,6 +908,14 @@ Suite *model_suite(void)
 	PVPROF_ADD_TEST(s, model_guest_often_descheduled);
 	PVPROF_ADD_TEST(s, model_host_drops_registration);
 	PVPROF_ADD_TEST(s, model_exceptions_in_nmi_handlers);
+}
+
+Suite *model_suite(void)
+{
+	Suite *s = suite_create("model");
+	int i;
+
+	add_honest_cases(s);
 	for (i = 0; i < 2; i++) {
 		TCase *tc = tcase_create(i ? "model_hostile_guest_large" : "model_hostile_guest");
 
@@ -872,5 +923,20 @@ Suite *model_suite(void)
 		tcase_add_loop_test(tc, model_hostile_guest, 3 * i, 3 * i + 1);
 		suite_add_tcase(s, tc);
 	}
+	return s;
+}
+
+/*
+ * The cases model_misorder_main.c expects to fail against a host sequence
+ * in the wrong order.  With a hostile guest the reference model's
+ * predictions are void and only the identities and the host's own
+ * guarantees are checked, which a late NMI does not break: those cases
+ * are left out.
+ */
+Suite *model_misorder_suite(void)
+{
+	Suite *s = suite_create("model_misorder");
+
+	add_honest_cases(s);
 	return s;
 }

@@ -39,10 +39,16 @@ static void stream_put(struct sim_vcpu *v, const void *rec, __u32 len)
 
 void sim_init(struct sim_vcpu *v, __u32 vcpu_id)
 {
+	static __u64 span_copy[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			       PVPROF_RECORD_SLOT_SIZE / 8];
 	__u8 hello[sizeof(struct pvprof_st_hello)];
 
 	memset(v, 0, sizeof(*v));
 	v->vcpu_id = vcpu_id;
+	v->work.span_copy = span_copy;
+	v->want.state = PVPROF_STATE_ACTIVE;
+	v->want.event = PVPROF_EVENT_CPU_CLOCK;
+	v->want.period = 1000000;
 	ck_assert_uint_eq(pvprof_st_put_hello(hello, sizeof(hello), 1, 1), sizeof(hello));
 	stream_put(v, hello, sizeof(hello));
 }
@@ -59,16 +65,18 @@ int sim_register(struct sim_vcpu *v, __u32 size, __u32 max_depth)
 	ret = pvprof_guest_buf_init(&v->gb, v->buf, size);
 	if (ret)
 		return ret;
-	/* Host: REGISTER. */
+	/* Host: REGISTER, with line 1 as the VM's configuration says. */
 	host_copy_in(v, &h, 0, sizeof(h));
 	if (!pvprof_host_header_clean(&h))
 		return -PVPROF_EINVAL;
 	ret = pvprof_host_ring_init(&v->ring, size, max_depth, next_cookie++);
 	if (ret)
 		return ret;
-	pvprof_host_header_init(&h, &v->ring, PVPROF_STATE_ACTIVE,
-				PVPROF_EVENT_CPU_CLOCK, 1000000);
+	v->ring.ustack_size = v->want.ustack_size;
+	pvprof_host_header_init(&h, &v->ring, v->want.state, v->want.event,
+				v->want.period);
 	host_copy_out(v, 0, &h, 128);
+	v->work.published = v->want;
 	v->registered = true;
 	return 0;
 }
@@ -81,7 +89,199 @@ static bool identity_ok(struct sim_vcpu *v)
 	return pvprof_host_identity_ok(&line0, &v->ring);
 }
 
-bool sim_host_sample(struct sim_vcpu *v, __u64 ip, __u8 cpl)
+/* Spec section 5.2, rule 3: the host writes only its registration's buffer. */
+static void check_write(struct sim_vcpu *v, __u32 off)
+{
+	ck_assert_msg(v->registered && identity_ok(v),
+		      "host write at offset %u into a buffer that is not its registration's",
+		      off);
+}
+
+/* The host's operations (core/host_vcpu.h) on the simulated vCPU. */
+
+static int op_refresh(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static int op_read(void *ctx, __u32 off, void *dst, __u32 len)
+{
+	host_copy_in(ctx, dst, off, len);
+	return 0;
+}
+
+static int op_write(void *ctx, __u32 off, const void *src, __u32 len)
+{
+	check_write(ctx, off);
+	host_copy_out(ctx, off, src, len);
+	return 0;
+}
+
+static __u64 *index_at(struct sim_vcpu *v, __u32 off)
+{
+	ck_assert_uint_eq(off % 8, 0);
+	ck_assert_uint_le((__u64)off + 8, PVPROF_HEADER_SIZE);
+	return (__u64 *)(v->buf + off);
+}
+
+static int op_load_index(void *ctx, __u32 off, __u64 *val)
+{
+	*val = pvprof_load_acquire(index_at(ctx, off));
+	return 0;
+}
+
+static int op_store_index(void *ctx, __u32 off, __u64 val)
+{
+	check_write(ctx, off);
+	pvprof_store_release(index_at(ctx, off), val);
+	return 0;
+}
+
+static bool op_sample_pending(void *ctx)
+{
+	return ((struct sim_vcpu *)ctx)->slot_full;
+}
+
+static bool op_take_sample(void *ctx, struct pvprof_sample *s)
+{
+	struct sim_vcpu *v = ctx;
+
+	if (!v->slot_full)
+		return false;
+	*s = v->slot;
+	v->slot_full = false;
+	return true;
+}
+
+static void op_nmi_state(void *ctx, bool *held, bool *masked)
+{
+	struct sim_vcpu *v = ctx;
+
+	*held = v->nmi_queued || v->nmi_pending;
+	*masked = v->nmi_masked;
+}
+
+static void op_inject_nmi(void *ctx)
+{
+	((struct sim_vcpu *)ctx)->nmi_queued++;
+}
+
+static bool op_open_nmi_window(void *ctx)
+{
+	struct sim_vcpu *v = ctx;
+
+	v->nmi_window = true;
+	v->nmi_windows_opened++;
+	return true;
+}
+
+static bool op_emit(void *ctx, const struct pvprof_notice_facts *facts,
+		    const struct pvprof_record *rec, __u32 slots)
+{
+	static __u8 out[PVPROF_STREAM_MAX_RECORD];
+	struct sim_vcpu *v = ctx;
+	__u32 len;
+
+	(void)slots;
+	len = pvprof_st_put_callchain(out, sizeof(out), v->vcpu_id, 0, facts, rec);
+	ck_assert_uint_ne(len, 0);
+	stream_put(v, out, len);
+	return true;
+}
+
+static const struct pvprof_host_ops sim_ops = {
+	.refresh		= op_refresh,
+	.read			= op_read,
+	.write			= op_write,
+	.load_index		= op_load_index,
+	.store_index		= op_store_index,
+	.sample_pending		= op_sample_pending,
+	.take_sample		= op_take_sample,
+	.nmi_state		= op_nmi_state,
+	.inject_nmi		= op_inject_nmi,
+	.open_nmi_window	= op_open_nmi_window,
+	.emit			= op_emit,
+};
+
+static struct pvprof_host_vcpu host_view(struct sim_vcpu *v)
+{
+	struct pvprof_host_vcpu hv = {
+		.ring = &v->ring, .acct = &v->acct, .work = &v->work,
+		.registered = v->registered, .ops = &sim_ops, .ctx = v,
+	};
+
+	return hv;
+}
+
+/*
+ * The overflow handler, at a sample of guest code: it leaves the sample in
+ * the slot or, finding the slot taken, counts it lost for the host's next
+ * pass to fold.
+ */
+bool sim_overflow(struct sim_vcpu *v, __u64 ip, __u8 cpl)
+{
+	if (v->slot_full) {
+		v->irq_losses[PVPROF_LOSS_SLOT_BUSY]++;
+		return false;
+	}
+	v->slot = (struct pvprof_sample){
+		.ip = ip, .cpl = cpl, .host_time_ns = v->acct.samples,
+		.guest_tsc = 7 * v->acct.samples,
+	};
+	v->slot_full = true;
+	return true;
+}
+
+/*
+ * KVM_REQ_PVPROF before an entry, as host-kvm/pvprof/sample.c's
+ * pvprof_vcpu_work() runs it: the losses the overflow handler counted,
+ * then the core's host sequence; a registration it finds gone is dropped.
+ */
+int sim_host_entry(struct sim_vcpu *v)
+{
+	struct pvprof_host_vcpu hv = host_view(v);
+	int ret;
+
+	pvprof_host_vcpu_fold_losses(&hv, v->irq_losses, v->folded_losses);
+	ret = pvprof_host_vcpu_work(&hv, &v->want);
+	if (ret) {
+		if (ret == -PVPROF_EFAULT)
+			v->identity_drops++;
+		sim_host_unregister(v);
+	}
+	sim_emit_losses(v);
+	return ret;
+}
+
+/* A pass with nothing pending: the record slots it drained. */
+__u32 sim_host_drain(struct sim_vcpu *v)
+{
+	__u64 tail = v->ring.record_tail;
+
+	if (!v->registered)
+		return 0;
+	sim_host_entry(v);
+	return (__u32)(v->ring.record_tail - tail);
+}
+
+/* KVM delivers an NMI: the result says whether the guest can tell it is pvprof's. */
+bool sim_host_nmi_delivery(struct sim_vcpu *v, bool more_nmis_pending)
+{
+	struct pvprof_host_vcpu hv = host_view(v);
+	int ret = pvprof_host_vcpu_nmi_delivery(&hv, more_nmis_pending);
+
+	if (ret)
+		v->nmis_attributed++;
+	if (ret < 0) {
+		v->identity_drops++;
+		sim_host_unregister(v);
+	}
+	return ret > 0;
+}
+
+/* Step 4 alone: a notice for a sample, now (spec section 10.2). */
+bool sim_put_notice(struct sim_vcpu *v, __u64 ip, __u8 cpl)
 {
 	struct pvprof_sample s = { .ip = ip, .cpl = cpl, .host_time_ns = v->acct.samples,
 				   .guest_tsc = 7 * v->acct.samples };
@@ -108,67 +308,9 @@ bool sim_host_sample(struct sim_vcpu *v, __u64 ip, __u8 cpl)
 	return true;
 }
 
-__u32 sim_host_drain(struct sim_vcpu *v)
-{
-	static __u64 copy[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
-			  PVPROF_RECORD_SLOT_SIZE / 8];
-	static __u8 out[PVPROF_STREAM_MAX_RECORD];
-	__u32 n, i, k, len, span;
-
-	if (!v->registered)
-		return 0;
-	if (!identity_ok(v)) {
-		v->identity_drops++;
-		sim_host_unregister(v);
-		return 0;
-	}
-	n = pvprof_host_records_ready(&v->ring, &v->acct,
-				      pvprof_load_acquire(&hdr(v)->record_head));
-	for (i = 0; i < n; i += span) {
-		const struct pvprof_record *rec = (const void *)copy;
-
-		host_copy_in(v, copy, pvprof_host_record_offset(&v->ring),
-			     PVPROF_RECORD_SLOT_SIZE);
-		span = pvprof_host_record_span(&v->ring, copy, n - i);
-		for (k = 1; k < span; k++)
-			host_copy_in(v, (__u8 *)copy + k * PVPROF_RECORD_SLOT_SIZE,
-				     pvprof_host_record_slot_offset(&v->ring, k),
-				     PVPROF_RECORD_SLOT_SIZE);
-		if (pvprof_host_record(&v->ring, &v->acct, copy,
-				       span * PVPROF_RECORD_SLOT_SIZE) !=
-		    PVPROF_REJ_NONE || (rec->flags & PVPROF_REC_F_STALE))
-			continue;
-		len = pvprof_st_put_callchain(out, sizeof(out), v->vcpu_id, 0,
-					      pvprof_host_notice_facts(&v->ring, rec->seq),
-					      rec);
-		ck_assert_uint_ne(len, 0);
-		stream_put(v, out, len);
-	}
-	pvprof_store_release(&hdr(v)->record_tail, v->ring.record_tail);
-	sim_emit_losses(v);
-	return n;
-}
-
-/* Must the pending sample wait (spec section 10.2, step 4)? */
-bool sim_host_sample_waits(struct sim_vcpu *v, bool nmi_busy)
-{
-	return v->registered &&
-	       pvprof_host_sample_waits(&v->ring, pvprof_load_acquire(&hdr(v)->notice_tail),
-					nmi_busy);
-}
-
-/* A sample found the previous one still pending. */
-void sim_host_slot_busy(struct sim_vcpu *v)
-{
-	if (v->registered)
-		pvprof_host_sample_lost(&v->ring, &v->acct, PVPROF_LOSS_SLOT_BUSY);
-	else
-		pvprof_acct_sample_lost(&v->acct, PVPROF_LOSS_SLOT_BUSY);
-}
-
-/* The NMI gate before an entry; an injection is published in line 1. */
-enum pvprof_nmi_gate sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_held,
-				       bool nmi_masked)
+/* Step 5 alone: the NMI gate; an injection is published in line 1. */
+enum pvprof_nmi_gate sim_ring_gate(struct sim_vcpu *v, bool nmi_held,
+				   bool nmi_masked)
 {
 	enum pvprof_nmi_gate gate;
 
@@ -180,18 +322,6 @@ enum pvprof_nmi_gate sim_host_nmi_gate(struct sim_vcpu *v, bool nmi_held,
 	if (gate == PVPROF_GATE_INJECT)
 		PVPROF_WRITE_ONCE(hdr(v)->nmi_head, v->ring.nmi_head);
 	return gate;
-}
-
-/* KVM delivers an NMI: the result says whether the guest can tell it is pvprof's. */
-bool sim_host_nmi_delivery(struct sim_vcpu *v, bool more_nmis_pending)
-{
-	if (!pvprof_host_nmi_delivery(&v->ring, more_nmis_pending))
-		return false;
-	v->nmis_attributed++;
-	if (!v->registered)
-		return false;
-	PVPROF_WRITE_ONCE(hdr(v)->nmi_delivered, v->ring.nmi_delivered);
-	return true;
 }
 
 /* Loss records for what the counters gained since the last call. */
@@ -212,6 +342,7 @@ void sim_emit_losses(struct sim_vcpu *v)
 	}
 }
 
+/* The host drops the registration (pvprof_vcpu_drop()). */
 void sim_host_unregister(struct sim_vcpu *v)
 {
 	if (v->registered) {

@@ -50,7 +50,7 @@ END_TEST
 /* The gate injects and KVM delivers that NMI alone. */
 static void deliver_pvprof_nmi(void)
 {
-	ck_assert_int_eq(sim_host_nmi_gate(&v, false, false), PVPROF_GATE_INJECT);
+	ck_assert_int_eq(sim_ring_gate(&v, false, false), PVPROF_GATE_INJECT);
 	ck_assert(sim_host_nmi_delivery(&v, false));
 }
 
@@ -100,10 +100,10 @@ START_TEST(guest_nmi_newest_callchain_older_stale)
 	int callchains = 0;
 
 	setup(16384);
-	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
-	ck_assert_int_eq(sim_host_nmi_gate(&v, false, false), PVPROF_GATE_INJECT);
-	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
-	ck_assert(sim_host_sample(&v, KADDR(0x300), 0));
+	ck_assert(sim_put_notice(&v, KADDR(0x100), 0));
+	ck_assert_int_eq(sim_ring_gate(&v, false, false), PVPROF_GATE_INJECT);
+	ck_assert(sim_put_notice(&v, KADDR(0x200), 0));
+	ck_assert(sim_put_notice(&v, KADDR(0x300), 0));
 	ck_assert(sim_host_nmi_delivery(&v, false));
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 1);
@@ -150,8 +150,8 @@ START_TEST(guest_nmi_foreign_first_answers_without_claiming)
 	struct pvprof_nmi_result res;
 
 	setup(8192);
-	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
-	ck_assert_int_eq(sim_host_nmi_gate(&v, false, false), PVPROF_GATE_INJECT);
+	ck_assert(sim_put_notice(&v, KADDR(0x100), 0));
+	ck_assert_int_eq(sim_ring_gate(&v, false, false), PVPROF_GATE_INJECT);
 	/* A foreign NMI was pending too: KVM delivers it first. */
 	ck_assert(!sim_host_nmi_delivery(&v, true));
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
@@ -160,8 +160,8 @@ START_TEST(guest_nmi_foreign_first_answers_without_claiming)
 	ck_assert_uint_eq(res.callchains, 1);
 	ck_assert_uint_eq(h()->guest_nmis_claimed, 0);
 	/* The host's gate stays shut until pvprof's own delivery ... */
-	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
-	ck_assert_int_eq(sim_host_nmi_gate(&v, true, false), PVPROF_GATE_CLOSED);
+	ck_assert(sim_put_notice(&v, KADDR(0x200), 0));
+	ck_assert_int_eq(sim_ring_gate(&v, true, false), PVPROF_GATE_CLOSED);
 	/* ... which the guest claims although the notice it was for is gone. */
 	ck_assert(sim_host_nmi_delivery(&v, false));
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
@@ -183,7 +183,7 @@ START_TEST(guest_nmi_claim_across_reregistration)
 	struct pvprof_nmi_result res;
 
 	setup(8192);
-	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
+	ck_assert(sim_put_notice(&v, KADDR(0x100), 0));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 1);
@@ -193,8 +193,8 @@ START_TEST(guest_nmi_claim_across_reregistration)
 	 * returns from REGISTER: the guest, whose count starts at 0 like
 	 * the host's, claims it without having looked at the header.
 	 */
-	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
-	ck_assert_int_eq(sim_host_nmi_gate(&v, false, false), PVPROF_GATE_INJECT);
+	ck_assert(sim_put_notice(&v, KADDR(0x200), 0));
+	ck_assert_int_eq(sim_ring_gate(&v, false, false), PVPROF_GATE_INJECT);
 	sim_host_unregister(&v);
 	ck_assert_int_eq(sim_register(&v, 8192, 0), 0);
 	ck_assert_uint_eq(h()->nmi_delivered, 0);
@@ -206,7 +206,7 @@ START_TEST(guest_nmi_claim_across_reregistration)
 	/* Exactly once, and the next one is claimed again. */
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 0);
-	ck_assert(sim_host_sample(&v, KADDR(0x300), 0));
+	ck_assert(sim_put_notice(&v, KADDR(0x300), 0));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 1);
@@ -219,13 +219,13 @@ START_TEST(guest_nmi_nested_delivery_claimed_early)
 	struct pvprof_nmi_result res;
 
 	setup(8192);
-	ck_assert(sim_host_sample(&v, KADDR(0x100), 0));
+	ck_assert(sim_put_notice(&v, KADDR(0x100), 0));
 	deliver_pvprof_nmi();
 	/*
 	 * The handler took an exception and its IRET ended NMI blocking
 	 * before pvprof's handler ran: KVM delivers the next pvprof NMI, nested.
 	 */
-	ck_assert(sim_host_sample(&v, KADDR(0x200), 0));
+	ck_assert(sim_put_notice(&v, KADDR(0x200), 0));
 	deliver_pvprof_nmi();
 	ck_assert_uint_eq(h()->nmi_delivered, 2);
 	/* Two events: Linux swallows the empty back-to-back run that follows. */
@@ -235,7 +235,7 @@ START_TEST(guest_nmi_nested_delivery_claimed_early)
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res), 0);
 	ck_assert_uint_eq(res.deliveries, 0);
 	/* One delivery is one event, and a garbage count at most two. */
-	ck_assert(sim_host_sample(&v, KADDR(0x300), 0));
+	ck_assert(sim_put_notice(&v, KADDR(0x300), 0));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res), 1);
 	h()->nmi_delivered += 1000;
@@ -252,7 +252,7 @@ START_TEST(guest_nmi_record_ring_full)
 
 	setup(8192);		/* 4 record slots */
 	for (i = 0; i < 6; i++)
-		ck_assert(sim_host_sample(&v, KADDR(i), 0));
+		ck_assert(sim_put_notice(&v, KADDR(i), 0));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 1);
@@ -263,7 +263,7 @@ START_TEST(guest_nmi_record_ring_full)
 	ck_assert_uint_eq(h()->guest_errors, 2);
 	ck_assert_uint_eq(h()->record_head, 4);
 	/* Full record ring, host not drained: the next notice is dropped too. */
-	ck_assert(sim_host_sample(&v, KADDR(7), 0));
+	ck_assert(sim_put_notice(&v, KADDR(7), 0));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 1);
@@ -286,7 +286,7 @@ START_TEST(guest_nmi_bad_record_tail)
 	struct pvprof_nmi_result res;
 
 	setup(8192);
-	ck_assert(sim_host_sample(&v, KADDR(1), 0));
+	ck_assert(sim_put_notice(&v, KADDR(1), 0));
 	h()->record_tail = 100;		/* the host's index, corrupted */
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
@@ -306,7 +306,7 @@ START_TEST(guest_capture_clamped_to_max_depth)
 
 	sim_init(&v, 0);
 	ck_assert_int_eq(sim_register(&v, 8192, 10), 0);
-	ck_assert(sim_host_sample(&v, UADDR(0x40), 3));
+	ck_assert(sim_put_notice(&v, UADDR(0x40), 3));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &deep, &res),
 			 1);
@@ -320,14 +320,14 @@ END_TEST
 START_TEST(guest_reboot_zeroes_buffer)
 {
 	setup(8192);
-	ck_assert(sim_host_sample(&v, KADDR(1), 0));
+	ck_assert(sim_put_notice(&v, KADDR(1), 0));
 	memset(v.buf, 0, v.size);	/* the guest rebooted */
-	ck_assert(!sim_host_sample(&v, KADDR(2), 0));
+	ck_assert(!sim_put_notice(&v, KADDR(2), 0));
 	ck_assert(!v.registered);
 	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_BUFFER_GONE], 1);
 	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_UNANSWERED], 1);
 	/* Nothing written after the drop. */
-	ck_assert(!sim_host_sample(&v, KADDR(3), 0));
+	ck_assert(!sim_put_notice(&v, KADDR(3), 0));
 	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_UNREGISTERED], 1);
 	ck_assert_uint_eq(((struct pvprof_buf_header *)v.buf)->notice_head, 0);
 	assert_balanced();
@@ -368,11 +368,12 @@ START_TEST(guest_ustack_spans_wrap_and_stream)
 	__u32 round, i, snapshots = 0;
 
 	setup(16384);			/* 12 slots; a record takes 4 */
-	v.ring.ustack_size = 4096;	/* what the host published */
-	h()->ustack_size = 4096;
+	v.want.ustack_size = 4096;	/* the VM asks for snapshots */
+	ck_assert_uint_eq(sim_host_drain(&v), 0);
+	ck_assert_uint_eq(h()->ustack_size, 4096);
 	pvprof_guest_set_ustack(&v.gb, fake_ustack, scratch, sizeof(scratch));
 	for (round = 0; round < 10; round++) {
-		ck_assert(sim_host_sample(&v, UADDR(0), 3));
+		ck_assert(sim_put_notice(&v, UADDR(0), 3));
 		deliver_pvprof_nmi();
 		ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &uctx, &res), 1);
 		ck_assert_uint_eq(res.callchains, 1);
@@ -398,8 +399,10 @@ START_TEST(guest_ustack_spans_wrap_and_stream)
 	ck_assert_uint_eq(snapshots, 10);
 
 	/* A host that stops asking gets plain one-slot records again. */
-	h()->ustack_size = 0;
-	ck_assert(sim_host_sample(&v, UADDR(0), 3));
+	v.want.ustack_size = 0;
+	ck_assert_uint_eq(sim_host_drain(&v), 0);
+	ck_assert_uint_eq(h()->ustack_size, 0);
+	ck_assert(sim_put_notice(&v, UADDR(0), 3));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &uctx, &res), 1);
 	ck_assert_uint_eq(h()->record_head, 41);

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <check.h>
 
-#include "core/host.h"
+#include "core/host_vcpu.h"
 #include "core/guest.h"
 #include "core/record.h"
 #include "core/stream.h"
