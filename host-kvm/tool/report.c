@@ -11,7 +11,8 @@
  * (report_sort.c), the call graph (report_callgraph.c), the per-vCPU
  * table (report_vcpu.c), folded stacks or an SVG flame graph.  The filters
  * report and script share are report_select.c's.  A record's frames are kernel frames first,
- * innermost first, then user frames innermost first (spec 9.1): the tree
+ * innermost first, then user frames innermost first
+ * (spec pvprof-record-layout): the tree
  * puts user code nearer the root and the kernel path above it.
  */
 #include <errno.h>
