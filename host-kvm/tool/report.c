@@ -25,6 +25,7 @@
 
 #include "core/host.h"
 #include "flamegraph.h"
+#include "hash.h"
 #include "main.h"
 #include "recording.h"
 #include "report.h"
@@ -47,15 +48,6 @@ struct profile_strings {
 	uint32_t used;
 };
 
-static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *b = p;
-
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
-}
-
 static int strings_grow(struct profile_strings *t)
 {
 	uint32_t size = t->size ? t->size * 2 : 1024, i;
@@ -68,7 +60,7 @@ static int strings_grow(struct profile_strings *t)
 
 		if (!t->slots[i])
 			continue;
-		h = hash_bytes(t->slots[i], strlen(t->slots[i]), 0xcbf29ce484222325ULL);
+		h = hash_bytes(t->slots[i], strlen(t->slots[i]), HASH_INIT);
 		while (slots[h & (size - 1)])
 			h++;
 		slots[h & (size - 1)] = t->slots[i];
@@ -89,7 +81,7 @@ static const char *intern(struct profile *p, const char *s)
 		return NULL;
 	if ((t->used + 1) * 2 > t->size && strings_grow(t))
 		return NULL;
-	h = hash_bytes(s, strlen(s), 0xcbf29ce484222325ULL);
+	h = hash_bytes(s, strlen(s), HASH_INIT);
 	for (;; h++) {
 		char **slot = &t->slots[h & (t->size - 1)];
 
@@ -143,7 +135,7 @@ static int node_child(struct profile *p, uint32_t parent, const char *name,
 
 static uint64_t func_hash(const char *name, uint32_t kind, const char *dso)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = HASH_INIT;
 
 	h = hash_bytes(&name, sizeof(name), h);
 	h = hash_bytes(&kind, sizeof(kind), h);
