@@ -26,6 +26,7 @@
 #include "core/host.h"
 #include "flamegraph.h"
 #include "hash.h"
+#include "intern.h"
 #include "main.h"
 #include "recording.h"
 #include "report.h"
@@ -37,65 +38,6 @@
 #define REPORT_DEFAULT_INPUT	"pvprof.data"
 #define REPORT_DEFAULT_LIMIT	50
 #define LABEL_SIZE		(REPORT_NAME_MAX + 32)
-
-/* ------------------------------------------------------------------ */
-/* Interned strings                                                    */
-/* ------------------------------------------------------------------ */
-
-struct profile_strings {
-	char **slots;
-	uint32_t size;			/* power of two */
-	uint32_t used;
-};
-
-static int strings_grow(struct profile_strings *t)
-{
-	uint32_t size = t->size ? t->size * 2 : 1024, i;
-	char **slots = calloc(size, sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (i = 0; i < t->size; i++) {
-		uint64_t h;
-
-		if (!t->slots[i])
-			continue;
-		h = hash_bytes(t->slots[i], strlen(t->slots[i]), HASH_INIT);
-		while (slots[h & (size - 1)])
-			h++;
-		slots[h & (size - 1)] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->size = size;
-	return 0;
-}
-
-/* One copy of each string; the same text gives the same pointer. */
-static const char *intern(struct profile *p, const char *s)
-{
-	struct profile_strings *t = p->strings;
-	uint64_t h;
-
-	if (!s)
-		return NULL;
-	if ((t->used + 1) * 2 > t->size && strings_grow(t))
-		return NULL;
-	h = hash_bytes(s, strlen(s), HASH_INIT);
-	for (;; h++) {
-		char **slot = &t->slots[h & (t->size - 1)];
-
-		if (!*slot) {
-			*slot = strdup(s);
-			if (!*slot)
-				return NULL;
-			t->used++;
-			return *slot;
-		}
-		if (!strcmp(*slot, s))
-			return *slot;
-	}
-}
 
 /* ------------------------------------------------------------------ */
 /* The tree and the function table                                     */
@@ -309,7 +251,7 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 	p->stats.samples++;
 	p->stats.cut_samples += !!c->frames.cut;
 	p->stats.cut_frames += c->frames.cut;
-	comm = intern(p, comm);
+	comm = intern(p->strings, comm);
 	if (!comm || node_child(p, 0, comm, PROFILE_KIND_COMM, &node))
 		return -1;
 	p->nodes[0].total++;
@@ -325,9 +267,9 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 		report_frame_resolve(c->res, &c->frames, i, rec->pid, rec->exec_gen, &sym);
 		p->stats.frames++;
 		p->stats.unsymbolized += !sym.symbol;
-		name = intern(p, frame_label(&sym, c->frames.addr[i], label_buf,
+		name = intern(p->strings, frame_label(&sym, c->frames.addr[i], label_buf,
 					     sizeof(label_buf)));
-		dso = sym.dso ? intern(p, sym.dso) : NULL;
+		dso = sym.dso ? intern(p->strings, sym.dso) : NULL;
 		if (!name || (sym.dso && !dso) ||
 		    node_child(p, node, name, kind, &node))
 			return -1;
@@ -494,7 +436,7 @@ int profile_build_sink(struct profile *p, const struct recording *r,
 	struct build_ctx c = { .p = p, .f = f, .res = res, .sink = sink };
 
 	memset(p, 0, sizeof(*p));
-	p->strings = calloc(1, sizeof(*p->strings));
+	p->strings = intern_new();
 	p->nodes = calloc(1024, sizeof(*p->nodes));
 	if (!p->strings || !p->nodes)
 		goto oom;
@@ -518,14 +460,7 @@ oom:
  */
 void profile_free(struct profile *p)
 {
-	uint32_t i;
-
-	if (p->strings) {
-		for (i = 0; i < p->strings->size; i++)
-			free(p->strings->slots[i]);
-		free(p->strings->slots);
-		free(p->strings);
-	}
+	intern_free(p->strings);
 	free(p->nodes);
 	free(p->funcs);
 	free(p->func_index);

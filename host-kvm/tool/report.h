@@ -236,7 +236,7 @@ struct profile {
 	uint32_t nr_nodes, cap_nodes;
 	struct profile_func *funcs;
 	uint32_t nr_funcs, cap_funcs;
-	struct profile_strings *strings;
+	struct intern_table *strings;
 	uint32_t *func_index;		/* hash (name, kind, dso) -> funcs + 1 */
 	uint32_t func_index_size;
 };
