@@ -20,9 +20,12 @@
 #include "hash.h"
 #include "intern.h"
 #include "main.h"
+#include "profile.h"
 #include "recording.h"
-#include "report.h"
-#include "report_perf.h"
+#include "report_escape.h"
+#include "report_resolve.h"
+#include "report_select.h"
+#include "report_unwind.h"
 
 #define LABEL_SIZE		(REPORT_NAME_MAX + 32)
 

@@ -12,6 +12,16 @@
  * profile (report_pprof.c) on the side.  script prints every sample as
  * perf script does (report_script.c).  The filters both take are
  * report_select.c's.
+ *
+ * The options perf users reach for have perf's syntax where perf has the
+ * option:
+ *
+ *   --sort KEY,...        the top table's rows and order (report_sort.c)
+ *   --percent-limit PCT   rows and call-graph branches below PCT% hidden
+ *   -g caller|callee      the call tree's direction (report_callgraph.c)
+ *   --time START,END      samples in a time window (report_select.c)
+ *   --per-vcpu            samples and losses per vCPU (report_vcpu.c)
+ *   script -F FIELD,...   perf script's fields (report_script.c)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,11 +31,22 @@
 
 #include "flamegraph.h"
 #include "main.h"
+#include "profile.h"
 #include "recording.h"
-#include "report.h"
+#include "report_callgraph.h"
+#include "report_escape.h"
 #include "report_filter.h"
+#include "report_folded.h"
+#include "report_header.h"
 #include "report_json.h"
-#include "report_perf.h"
+#include "report_pprof.h"
+#include "report_resolve.h"
+#include "report_script.h"
+#include "report_select.h"
+#include "report_sort.h"
+#include "report_symbolizer.h"
+#include "report_unwind.h"
+#include "report_vcpu.h"
 #include "symbolize.h"
 
 #define REPORT_DEFAULT_INPUT	"pvprof.data"

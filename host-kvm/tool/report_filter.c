@@ -17,9 +17,11 @@
 
 #include "hash.h"
 #include "main.h"
-#include "report.h"
+#include "profile.h"
+#include "report_escape.h"
 #include "report_filter.h"
-#include "report_perf.h"
+#include "report_resolve.h"
+#include "report_select.h"
 
 /* Entries listed per filter; the rest are counted. */
 #define WARN_LIST_MAX		8

@@ -5,7 +5,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "report.h"
+#include "profile.h"
+#include "report_escape.h"
+#include "report_folded.h"
 
 /**
  * report_write_folded() - FlameGraph's folded stacks

@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report_escape.h"
+#include "report_hdr.h"
 
 /**
  * report_hdr_begin() - start a header line: "# " and its lead

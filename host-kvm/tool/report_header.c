@@ -10,9 +10,14 @@
 
 #include "core/host.h"
 #include "main.h"
+#include "profile.h"
 #include "recording.h"
-#include "report.h"
-#include "report_perf.h"
+#include "report_escape.h"
+#include "report_hdr.h"
+#include "report_header.h"
+#include "report_resolve.h"
+#include "report_select.h"
+#include "report_unwind.h"
 
 /* A NUL-padded string field of the file, which may lack its NUL. */
 static const char *field_str(const char *field, size_t size, char *buf)

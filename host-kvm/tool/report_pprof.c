@@ -32,8 +32,13 @@
 
 #include "hash.h"
 #include "main.h"
+#include "profile.h"
 #include "profile.pb-c.h"
-#include "report.h"
+#include "report_escape.h"
+#include "report_header.h"
+#include "report_pprof.h"
+#include "report_resolve.h"
+#include "report_select.h"
 
 /* Open addressing; a slot holds an entry's index + 1 and its hash. */
 struct pp_slot {

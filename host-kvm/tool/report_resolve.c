@@ -2,13 +2,13 @@
 /*
  * kvm-pvprof report and script: what a resolver says about a sample's
  * process and frames, with the defaults every output shares when it knows
- * nothing (struct report_resolver, report.h).
+ * nothing (struct report_resolver, report_resolve.h).
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report.h"
+#include "report_resolve.h"
 
 /**
  * sample_comm() - the command name a sample is shown under

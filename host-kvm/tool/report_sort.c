@@ -22,8 +22,9 @@
 #include "hash.h"
 #include "json.h"
 #include "main.h"
-#include "report.h"
-#include "report_perf.h"
+#include "profile.h"
+#include "report_escape.h"
+#include "report_sort.h"
 
 /* Column padding stops here: one long name does not push every row. */
 #define COLUMN_WIDTH_MAX	40

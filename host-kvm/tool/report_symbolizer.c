@@ -10,7 +10,10 @@
 
 #include "main.h"
 #include "recording.h"
-#include "report.h"
+#include "report_hdr.h"
+#include "report_resolve.h"
+#include "report_symbolizer.h"
+#include "report_unwind.h"
 #include "symbolize.h"
 
 static int sym_sideband(void *ctx, const void *msg, size_t len)
