@@ -343,14 +343,16 @@ void pvprof_st_iter_init(struct pvprof_st_iter *it, const void *buf, __u64 len)
  *
  * A stream read in pieces (each read(2) of a stream fd, each STREAM section
  * of a recording) is walked by one iterator: the HELLO rule is the stream's,
- * not each piece's, @it->records goes on counting, and an error sticks.
- * @it->pos starts again at 0, in @buf.
+ * not each piece's, and @it->records goes on counting.  @it->pos starts
+ * again at 0, in @buf.  A piece starts at a record, so framing lost in the
+ * piece before is known again: its error does not stick to this one.
  */
 void pvprof_st_iter_feed(struct pvprof_st_iter *it, const void *buf, __u64 len)
 {
 	it->buf = buf;
 	it->len = len;
 	it->pos = 0;
+	it->status = PVPROF_ST_OK;
 }
 
 /**

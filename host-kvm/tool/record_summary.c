@@ -20,9 +20,9 @@
  * @len: its bytes
  *
  * The bytes come from the kernel, but are decoded with the same checks as
- * a file's, the reads as pieces of one stream: counting stops for good at
- * the first record that does not decode.  @s->stream_bytes is the
- * caller's: every byte read is written, decoded or not.
+ * a file's, the reads as pieces of one stream: counting stops at the first
+ * record of a read that does not decode.  @s->stream_bytes is the caller's:
+ * every byte read is written, decoded or not.
  */
 void record_summary_count(struct record_summary *s, const uint8_t *buf, size_t len)
 {

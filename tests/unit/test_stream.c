@@ -316,15 +316,23 @@ START_TEST(stream_iter_feed_goes_on_with_the_stream)
 	ck_assert_uint_eq(it.records, 3);
 	ck_assert_uint_eq(it.pos, len - first);
 
-	/* An error sticks across pieces: framing is lost for good. */
+	/*
+	 * An error sticks within its piece; the next piece starts at a record,
+	 * where framing is known again.
+	 */
 	((struct pvprof_stream_hdr *)(p + first))->size = 41;
 	pvprof_st_iter_init(&it, buf, first);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	pvprof_st_iter_feed(&it, p + first, len - first);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_MISALIGNED);
-	pvprof_st_iter_feed(&it, buf, first);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_MISALIGNED);
+	ck_assert_uint_eq(it.pos, 0);
+	pvprof_st_iter_feed(&it, p + 40, first - 40);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
+	ck_assert_uint_eq(v.hdr.type, PVPROF_ST_LOSS);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
+	ck_assert_uint_eq(it.records, 3);
 }
 END_TEST
 
