@@ -488,7 +488,7 @@ static uint64_t proc_hash(const void *p)
 	const struct proc *x = p;
 	uint64_t k = proc_key(x->pid, x->exec_gen);
 
-	return hash_bytes((const uint8_t *)&k, sizeof(k), HASH_INIT);
+	return hash_bytes(&k, sizeof(k), HASH_INIT);
 }
 
 static struct proc *proc_find(struct pvprof_symbolizer *s, uint32_t pid,
@@ -501,7 +501,7 @@ static struct proc *proc_find(struct pvprof_symbolizer *s, uint32_t pid,
 	if (created)
 		*created = false;
 	if (s->nr_proc_buckets) {
-		h = hash_bytes((const uint8_t *)&k, sizeof(k), HASH_INIT) & (s->nr_proc_buckets - 1);
+		h = hash_bytes(&k, sizeof(k), HASH_INIT) & (s->nr_proc_buckets - 1);
 		for (p = s->procs[h]; p; p = p->next)
 			if (p->pid == pid && p->exec_gen == exec_gen)
 				return p;
@@ -515,7 +515,7 @@ static struct proc *proc_find(struct pvprof_symbolizer *s, uint32_t pid,
 		return NULL;
 	p->pid = pid;
 	p->exec_gen = exec_gen;
-	h = hash_bytes((const uint8_t *)&k, sizeof(k), HASH_INIT) & (s->nr_proc_buckets - 1);
+	h = hash_bytes(&k, sizeof(k), HASH_INIT) & (s->nr_proc_buckets - 1);
 	p->next = s->procs[h];
 	s->procs[h] = p;
 	s->st.processes++;

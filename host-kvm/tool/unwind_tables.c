@@ -393,7 +393,8 @@ int pvprof_unwind_tables_find(const struct pvprof_unwind_tables *t,
 
 	memset(out, 0, sizeof(*out));
 	if (build_id_size && build_id_size <= PVPROF_SB_BUILD_ID_MAX)
-		e = lookup(t, build_id, build_id_size, hash_bytes(build_id, build_id_size, HASH_INIT));
+		e = lookup(t, build_id, build_id_size,
+			   hash_bytes(build_id, build_id_size, HASH_INIT));
 	if (!e)
 		return 0;
 	fill(&e->sec[PVPROF_SB_UNWIND_EH_FRAME_HDR], &out->eh_frame_hdr);
