@@ -335,6 +335,27 @@ void pvprof_st_iter_init(struct pvprof_st_iter *it, const void *buf, __u64 len)
 }
 
 /**
+ * pvprof_st_iter_feed() - go on with a stream's next bytes
+ * @it: an iterator started with pvprof_st_iter_init(), or zeroed
+ * @buf: the stream's next bytes: whole records, the first one right after
+ *	the last record of the bytes before
+ * @len: their number
+ *
+ * A stream read in pieces (each read(2) of a stream fd, each STREAM section
+ * of a recording) is walked by one iterator: the HELLO rule is the stream's,
+ * not each piece's, and @it->records goes on counting.  @it->pos starts
+ * again at 0, in @buf.  A piece starts at a record, so framing lost in the
+ * piece before is known again: its error does not stick to this one.
+ */
+void pvprof_st_iter_feed(struct pvprof_st_iter *it, const void *buf, __u64 len)
+{
+	it->buf = buf;
+	it->len = len;
+	it->pos = 0;
+	it->status = PVPROF_ST_OK;
+}
+
+/**
  * pvprof_st_iter_next() - decode the next record of a stream
  * @it: iterator
  * @v: the record, on PVPROF_ST_OK

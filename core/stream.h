@@ -79,7 +79,7 @@ struct pvprof_st_view {
  * struct pvprof_st_iter - walks the records of a stream buffer
  * @buf: the bytes
  * @len: their number
- * @pos: offset of the next record
+ * @pos: offset in @buf of the next record; after an error, of the bad one
  * @records: records decoded so far
  * @status: sticky status after the first error (framing is lost then)
  */
@@ -105,6 +105,7 @@ __u32 pvprof_st_put_sideband(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 enum pvprof_st_status pvprof_st_decode(const void *buf, __u64 avail,
 				       struct pvprof_st_view *v);
 void pvprof_st_iter_init(struct pvprof_st_iter *it, const void *buf, __u64 len);
+void pvprof_st_iter_feed(struct pvprof_st_iter *it, const void *buf, __u64 len);
 enum pvprof_st_status pvprof_st_iter_next(struct pvprof_st_iter *it,
 					  struct pvprof_st_view *v);
 __u64 pvprof_st_frame(const struct pvprof_st_view *v, __u32 i);

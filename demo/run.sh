@@ -174,6 +174,9 @@ step "building the guest's initramfs" "$NESTED_DIR/l2-initramfs" -o "$initrd" \
 progress "booting the nested host (L1) and the guest (L2)"
 # The nested host's own lines, as they come: its boot, the guest's phases
 # and every boot the emulation killed and the supervisor booted again.
+# The log exists before the run, so that a retry does not move it with the
+# dead boot's files (run-l1 --help).
+: > "$out/l1.log"
 "$NESTED_DIR/run-l1" --kvm pvprof --timeout $((seconds + ${guest_perf:-0} * 20 + 900)) --out "$out" -- \
 	"$DEMO_DIR/in-l1.sh" "$out" "$initrd" "$seconds" "$hz" "$call_graph" 2>&1 |
 	tee "$out/l1.log" |

@@ -95,10 +95,13 @@ make -s -C "$REPO_DIR/guest-agent" > "$outdir/agent-build.log" 2>&1 ||
 cc -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 	-fno-optimize-sibling-calls -static -o "$BUILD/agent-test" "$TESTS_DIR/agent-test.c" ||
 	die "cannot build agent-test"
+# sb-check links the tool's library (host-kvm/tool/libkvmpvprof.mk), which
+# the make of host-kvm/tool above built.
+tool_libs=$(make -s --no-print-directory -C "$REPO_DIR/host-kvm/tool" print-libs) ||
+	die "'make -C host-kvm/tool print-libs' failed"
+# shellcheck disable=SC2086 # $tool_libs: one word per library
 cc -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$REPO_DIR" -o "$BUILD/sb-check" \
-	"$TESTS_DIR/sb-check.c" "$REPO_DIR/host-kvm/tool/recording.c" "$REPO_DIR/host-kvm/tool/json.c" \
-	"$REPO_DIR/host-kvm/tool/common.c" "$REPO_DIR/host-kvm/tool/symbolize.c" \
-	"$REPO_DIR"/core/*.c || die "cannot build sb-check"
+	"$TESTS_DIR/sb-check.c" "$O/tool/libkvmpvprof.a" $tool_libs || die "cannot build sb-check"
 "$NESTED_DIR/l2-initramfs" --run "$TESTS_DIR/agent-l2.sh" \
 	--insmod "$L2_MODULE" \
 	--file "$O/guest-agent/pvprofd:/bin/pvprofd" \

@@ -22,7 +22,8 @@
 #include <string.h>
 
 #include "flamegraph.h"
-#include "report.h"
+#include "profile.h"
+#include "report_escape.h"
 
 #define FG_PAD		10
 #define FG_FRAME_H	16

@@ -9,8 +9,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "report.h"
-
 /* Narrower, the title and the controls run into each other. */
 #define FLAMEGRAPH_WIDTH_MIN		300
 #define FLAMEGRAPH_WIDTH_MAX		100000
@@ -31,7 +29,10 @@ struct flamegraph_options {
 	bool inverted;
 };
 
+struct profile;
+
 int flamegraph_write(FILE *f, const struct profile *p, const struct flamegraph_options *o);
+int report_write_flamegraph(FILE *f, const struct profile *p, const char *source);
 
 /* The script every flame graph carries, byte for byte (flamegraph.js). */
 extern const char flamegraph_script[];

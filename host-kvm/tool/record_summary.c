@@ -20,16 +20,16 @@
  * @len: its bytes
  *
  * The bytes come from the kernel, but are decoded with the same checks as
- * a file's: counting stops at the first record that does not decode.
- * @s->stream_bytes is the caller's: every byte read is written, decoded or
- * not.
+ * a file's, the reads as pieces of one stream: counting stops at the first
+ * record of a read that does not decode.  @s->stream_bytes is the caller's:
+ * every byte read is written, decoded or not.
  */
 void record_summary_count(struct record_summary *s, const uint8_t *buf, size_t len)
 {
 	struct pvprof_st_view v;
-	size_t pos = 0;
 
-	while (pos < len && pvprof_st_decode(buf + pos, len - pos, &v) == PVPROF_ST_OK) {
+	pvprof_st_iter_feed(&s->stream, buf, len);
+	while (pvprof_st_iter_next(&s->stream, &v) == PVPROF_ST_OK) {
 		s->stream_records++;
 		if (v.hdr.type == PVPROF_ST_CALLCHAIN) {
 			s->callchains++;
@@ -41,7 +41,6 @@ void record_summary_count(struct record_summary *s, const uint8_t *buf, size_t l
 			s->sideband++;
 			s->sideband_bytes += v.sb_len;
 		}
-		pos += v.hdr.size;
 	}
 }
 

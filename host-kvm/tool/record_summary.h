@@ -26,6 +26,9 @@
  * @sideband_bytes: their message bytes
  * @lost: samples the LOSS records count
  * @losses: the same by reason (PVPROF_LOSS_*)
+ * @stream: the reads decoded so far, as one stream (private)
+ *
+ * A zeroed summary counts from the stream's start.
  */
 struct record_summary {
 	const char *output;
@@ -36,6 +39,7 @@ struct record_summary {
 	uint64_t sideband, sideband_bytes;
 	uint64_t lost;
 	uint64_t losses[PVPROF_LOSS_NR];
+	struct pvprof_st_iter stream;
 };
 
 void record_summary_count(struct record_summary *s, const uint8_t *buf, size_t len);

@@ -229,7 +229,7 @@ struct walk {
 	recording_record_fn fn;
 	void *ctx;
 	int fn_ret;
-	bool seen_hello;
+	struct pvprof_st_iter stream;	/* the STREAM sections' records */
 	uint8_t *win;			/* the window, for a file */
 	uint64_t win_off;
 	size_t win_len;
@@ -320,35 +320,40 @@ static void note_cut(struct walk *wk, uint64_t section, const struct pvprof_data
 /*
  * The records of a STREAM section's payload @p, of which @avail bytes of
  * @size are in the file: a record cut by the end of the file ends the
- * reading there, one cut by the end of its section is an error.
+ * reading there, one cut by the end of its section is an error.  The
+ * sections are pieces of one stream, walked by one iterator.
  */
 static int walk_stream(struct walk *wk, uint64_t section,
 		       const struct pvprof_data_section *s, const uint8_t *p, uint64_t avail)
 {
 	const uint64_t off = section + sizeof(*s), size = s->size;
-	uint64_t pos = 0;
+	struct pvprof_st_iter *it = &wk->stream;
+	uint64_t pos;
 
-	while (pos < avail) {
+	pvprof_st_iter_feed(it, p, avail);
+	for (;;) {
 		struct pvprof_st_view v;
 		enum pvprof_st_status st;
 
-		st = pvprof_st_decode(p + pos, avail - pos, &v);
+		pos = it->pos;
+		st = pvprof_st_iter_next(it, &v);
+		if (st == PVPROF_ST_END)
+			break;
 		if (st == PVPROF_ST_TRUNCATED && avail < size)
 			break;
 		if (st == PVPROF_ST_TRUNCATED)
 			return walk_err(wk, off + pos,
 					"stream record cut by the end of its section (%" PRIu64 " bytes left)",
 					size - pos);
-		if (st != PVPROF_ST_OK)
-			return walk_err(wk, off + pos, "malformed stream record (type %u, size %u): %s",
-					v.hdr.type, v.hdr.size, pvprof_st_status_name(st));
-		if (v.hdr.type == PVPROF_ST_HELLO && wk->seen_hello)
-			return walk_err(wk, off + pos, "a second stream HELLO record");
-		if (v.hdr.type != PVPROF_ST_HELLO && !wk->seen_hello)
+		if (st == PVPROF_ST_NO_HELLO)
 			return walk_err(wk, off + pos,
 					"the stream does not start with HELLO (type %u)",
 					v.hdr.type);
-		wk->seen_hello = true;
+		if (st != PVPROF_ST_OK)
+			return walk_err(wk, off + pos, "malformed stream record (type %u, size %u): %s",
+					v.hdr.type, v.hdr.size, pvprof_st_status_name(st));
+		if (v.hdr.type == PVPROF_ST_HELLO && it->records > 1)
+			return walk_err(wk, off + pos, "a second stream HELLO record");
 		wk->r->stream_records++;
 		wk->r->stream_bytes += v.hdr.size;
 		if (wk->fn) {
@@ -356,7 +361,6 @@ static int walk_stream(struct walk *wk, uint64_t section,
 			if (wk->fn_ret)
 				return -1;
 		}
-		pos += v.hdr.size;
 	}
 	wk->r->stream_sections++;
 	if (avail < size)
@@ -563,7 +567,7 @@ static int walk(struct walk *wk)
 	if (!r->has_host || !r->has_vm)
 		return walk_err(wk, len, "the recording has no %s section",
 				r->has_host ? "VM" : "HOST");
-	if (!wk->seen_hello)
+	if (!wk->stream.records)
 		return walk_err(wk, len, "the recording holds no stream (no HELLO record)");
 	return 0;
 }

@@ -17,8 +17,9 @@
 #include <string.h>
 
 #include "main.h"
-#include "report.h"
-#include "report_perf.h"
+#include "profile.h"
+#include "report_callgraph.h"
+#include "report_escape.h"
 
 /* Depth of a stack in the tree: root, command, PVPROF_MAX_DEPTH frames. */
 #define CG_MAX_DEPTH		(PVPROF_MAX_DEPTH + 2)

@@ -7,10 +7,11 @@
  * byte (controls, DEL, bytes >= 0x80, the backslash) becomes "\xHH", so the
  * output is plain ASCII and the original bytes can be recovered.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report_escape.h"
 
 /* Bytes a format must not see raw, beyond the common ones. */
 enum esc_format {

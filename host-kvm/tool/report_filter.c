@@ -15,10 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "main.h"
-#include "report.h"
+#include "profile.h"
+#include "report_escape.h"
 #include "report_filter.h"
-#include "report_perf.h"
+#include "report_resolve.h"
+#include "report_select.h"
 
 /* Entries listed per filter; the rest are counted. */
 #define WARN_LIST_MAX		8
@@ -37,10 +40,8 @@ struct tally {
 
 static uint64_t tally_hash(uint64_t key, const char *name)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ key;
+	uint64_t h = hash_bytes(name, name ? strlen(name) : 0, HASH_INIT ^ key);
 
-	for (; name && *name; name++)
-		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
 	return h * 0x9e3779b97f4a7c15ULL;
 }
 

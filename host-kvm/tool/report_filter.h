@@ -6,8 +6,10 @@
 #ifndef KVM_PVPROF_REPORT_FILTER_H
 #define KVM_PVPROF_REPORT_FILTER_H
 
-#include "recording.h"
-#include "report.h"
+struct recording;
+struct report_filter;
+struct report_resolver;
+struct report_stats;
 
 int report_filter_warnings(const struct recording *r, const struct report_stats *st,
 			   const struct report_filter *f,

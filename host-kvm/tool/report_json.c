@@ -16,9 +16,12 @@
 #include "core/host.h"
 #include "json.h"
 #include "main.h"
-#include "report.h"
+#include "profile.h"
+#include "report_header.h"
 #include "report_json.h"
-#include "report_perf.h"
+#include "report_select.h"
+#include "report_sort.h"
+#include "report_unwind.h"
 #include "symbolize.h"
 
 _Static_assert(sizeof(((struct pvprof_data_vm *)0)->domain) < 320 &&

@@ -9,9 +9,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report.h"
-
+struct profile;
 struct pvprof_symbolizer;
+struct recording;
+struct report_filter;
+struct report_resolver;
 struct report_table;
 
 /**

@@ -30,9 +30,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "hash.h"
 #include "main.h"
+#include "profile.h"
 #include "profile.pb-c.h"
-#include "report.h"
+#include "report_escape.h"
+#include "report_header.h"
+#include "report_pprof.h"
+#include "report_resolve.h"
+#include "report_select.h"
 
 /* Open addressing; a slot holds an entry's index + 1 and its hash. */
 struct pp_slot {
@@ -100,17 +106,6 @@ struct report_pprof {
 	uint32_t nr_samples, cap_samples;
 	struct pp_index sample_index;
 };
-
-static uint64_t hash_mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
-}
-
-#define HASH_SEED	0xcbf29ce484222325ULL
 
 /* Room for one more entry with the index at most half full: short probes. */
 static int index_reserve(struct pp_index *ix, uint32_t entries)
@@ -186,7 +181,7 @@ static bool same_string(const struct report_pprof *pp, uint32_t entry, const voi
 /* The string table index of @s, added when new; -1 when out of memory. */
 static int64_t string_id(struct report_pprof *pp, const char *s)
 {
-	uint64_t hash = hash_mix(HASH_SEED, s, strlen(s));
+	uint64_t hash = hash_bytes(s, strlen(s), HASH_INIT);
 	struct pp_slot *slot;
 	char *copy;
 
@@ -248,7 +243,7 @@ static int64_t mapping_id(struct report_pprof *pp, const struct profile *p,
 	if (m.filename < 0 || m.build_id < 0 ||
 	    index_reserve(&pp->mapping_index, pp->nr_mappings))
 		return -1;
-	hash = hash_mix(HASH_SEED, &m, sizeof(m));
+	hash = hash_bytes(&m, sizeof(m), HASH_INIT);
 	slot = index_find(&pp->mapping_index, hash, same_mapping, pp, &m);
 	if (slot->entry)
 		return slot->entry;
@@ -281,7 +276,7 @@ static uint64_t location_id(struct report_pprof *pp, const struct profile *p,
 		.mapping = (uint32_t)mapping,
 		.func = fr->func,
 	};
-	hash = hash_mix(HASH_SEED, &loc, sizeof(loc));
+	hash = hash_bytes(&loc, sizeof(loc), HASH_INIT);
 	slot = index_find(&pp->location_index, hash, same_location, pp, &loc);
 	if (slot->entry)
 		return slot->entry;
@@ -348,8 +343,8 @@ static int pprof_sample(void *ctx, const struct profile *p, const struct profile
 		return -1;
 	key = (struct sample_key){ .first_loc = pp->nr_loc_ids, .nr_locs = s->nr,
 				   .labels = &labels };
-	hash = hash_mix(HASH_SEED, &labels, sizeof(labels));
-	hash = hash_mix(hash, &pp->loc_ids[pp->nr_loc_ids], s->nr * sizeof(*pp->loc_ids));
+	hash = hash_bytes(&labels, sizeof(labels), HASH_INIT);
+	hash = hash_bytes(&pp->loc_ids[pp->nr_loc_ids], s->nr * sizeof(*pp->loc_ids), hash);
 	slot = index_find(&pp->sample_index, hash, same_sample, pp, &key);
 	if (slot->entry) {
 		pp->samples[slot->entry - 1].count++;

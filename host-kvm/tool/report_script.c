@@ -22,8 +22,12 @@
 #include <string.h>
 
 #include "main.h"
-#include "report.h"
-#include "report_perf.h"
+#include "profile.h"
+#include "report_escape.h"
+#include "report_resolve.h"
+#include "report_script.h"
+#include "report_select.h"
+#include "report_unwind.h"
 
 struct script_ctx {
 	FILE *f;

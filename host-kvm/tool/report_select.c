@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "main.h"
-#include "report.h"
-#include "report_perf.h"
+#include "report_select.h"
+#include "report_unwind.h"
 
 #define NSEC_PER_SEC		UINT64_C(1000000000)
 /* Percentages are kept in millionths of a percent: 100% is 10^8. */

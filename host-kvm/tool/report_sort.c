@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "json.h"
 #include "main.h"
-#include "report.h"
-#include "report_perf.h"
+#include "profile.h"
+#include "report_escape.h"
+#include "report_sort.h"
 
 /* Column padding stops here: one long name does not push every row. */
 #define COLUMN_WIDTH_MAX	40
@@ -356,17 +358,6 @@ struct report_table *report_table_new(const struct report_sort_spec *s)
 	return t;
 }
 
-static uint64_t key_hash(const struct row_key *k)
-{
-	const unsigned char *b = (const unsigned char *)k;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 static int index_grow(struct report_table *t)
 {
 	uint32_t size = t->index_size ? t->index_size * 2 : 1024, i;
@@ -375,7 +366,7 @@ static int index_grow(struct report_table *t)
 	if (!index)
 		return -1;
 	for (i = 0; i < t->nr_rows; i++) {
-		uint64_t h = key_hash(&t->rows[i].k);
+		uint64_t h = hash_bytes(&t->rows[i].k, sizeof(t->rows[i].k), HASH_INIT);
 
 		while (index[h & (size - 1)])
 			h++;
@@ -395,7 +386,7 @@ static struct row *row_get(struct report_table *t, const struct row_key *k)
 
 	if ((t->nr_rows + 1) * 2 > t->index_size && index_grow(t))
 		return NULL;
-	for (h = key_hash(k);; h++) {
+	for (h = hash_bytes(k, sizeof(*k), HASH_INIT);; h++) {
 		uint32_t slot = t->index[h & (t->index_size - 1)];
 
 		if (!slot)

@@ -22,8 +22,11 @@
 #include <sys/types.h>
 
 #include "core/sideband.h"
+#include "hash.h"
 #include "main.h"
-#include "report.h"
+#include "report_hdr.h"
+#include "report_resolve.h"
+#include "report_unwind.h"
 #include "symbolize.h"
 #include "unwind.h"
 #include "unwind_tables.h"
@@ -64,16 +67,6 @@ struct report_unwind {
 	struct report_unwind_stats st;
 };
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
-}
-
 static struct uw_file *file_find(struct report_unwind *ru, const uint8_t *id,
 				 size_t size, bool create)
 {
@@ -82,7 +75,7 @@ static struct uw_file *file_find(struct report_unwind *ru, const uint8_t *id,
 
 	if (!size || size > PVPROF_SB_BUILD_ID_MAX)
 		return NULL;
-	b = hash_bytes(id, size) & (UW_BUCKETS - 1);
+	b = hash_bytes(id, size, HASH_INIT) & (UW_BUCKETS - 1);
 	for (f = ru->files[b]; f; f = f->next)
 		if (f->id_size == size && !memcmp(f->id, id, size))
 			return f;
@@ -279,7 +272,7 @@ static bool image_fill(struct report_unwind *ru, struct uw_image *im, size_t nr)
 static struct uw_image *image_get(struct report_unwind *ru, const void *image,
 				  uint64_t gen, size_t nr)
 {
-	size_t b = hash_bytes(&image, sizeof(image)) & (UW_BUCKETS - 1);
+	size_t b = hash_bytes(&image, sizeof(image), HASH_INIT) & (UW_BUCKETS - 1);
 	struct uw_image *im;
 
 	for (im = ru->images[b]; im; im = im->next)

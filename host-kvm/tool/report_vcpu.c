@@ -17,8 +17,9 @@
 
 #include "core/host.h"
 #include "main.h"
-#include "report.h"
-#include "report_perf.h"
+#include "profile.h"
+#include "report_select.h"
+#include "report_vcpu.h"
 
 #define VCPU_NONE	UINT32_MAX
 

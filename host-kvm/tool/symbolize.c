@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/sideband.h"
+#include "hash.h"
 #include "symbolize.h"
 
 /* Caps that keep a hostile recording from growing the tables forever. */
@@ -374,15 +375,6 @@ static struct kimage *kimage_at(struct pvprof_symbolizer *s, uint64_t addr)
 
 /* ---- ELF images -------------------------------------------------------- */
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (n--)
-		h = (h ^ *p++) * 0x100000001b3ULL;
-	return h;
-}
-
 static int grow_buckets(void ***buckets, size_t *nr, size_t used,
 			void **(*next)(void *), uint64_t (*hash)(const void *))
 {
@@ -421,7 +413,7 @@ static uint64_t elf_hash(const void *e)
 {
 	const struct elfimg *x = e;
 
-	return hash_bytes(x->id, x->id_size);
+	return hash_bytes(x->id, x->id_size, HASH_INIT);
 }
 
 static struct elfimg *elf_find(struct pvprof_symbolizer *s,
@@ -433,7 +425,7 @@ static struct elfimg *elf_find(struct pvprof_symbolizer *s,
 	if (!b->size)
 		return NULL;
 	if (s->nr_elf_buckets) {
-		h = hash_bytes(b->bytes, b->size) & (s->nr_elf_buckets - 1);
+		h = hash_bytes(b->bytes, b->size, HASH_INIT) & (s->nr_elf_buckets - 1);
 		for (e = s->elfs[h]; e; e = e->next)
 			if (e->id_size == b->size && !memcmp(e->id, b->bytes, b->size))
 				return e;
@@ -447,7 +439,7 @@ static struct elfimg *elf_find(struct pvprof_symbolizer *s,
 		return NULL;
 	e->id_size = b->size;
 	memcpy(e->id, b->bytes, b->size);
-	h = hash_bytes(e->id, e->id_size) & (s->nr_elf_buckets - 1);
+	h = hash_bytes(e->id, e->id_size, HASH_INIT) & (s->nr_elf_buckets - 1);
 	e->next = s->elfs[h];
 	s->elfs[h] = e;
 	s->nr_elfs++;
@@ -496,7 +488,7 @@ static uint64_t proc_hash(const void *p)
 	const struct proc *x = p;
 	uint64_t k = proc_key(x->pid, x->exec_gen);
 
-	return hash_bytes((const uint8_t *)&k, sizeof(k));
+	return hash_bytes(&k, sizeof(k), HASH_INIT);
 }
 
 static struct proc *proc_find(struct pvprof_symbolizer *s, uint32_t pid,
@@ -509,7 +501,7 @@ static struct proc *proc_find(struct pvprof_symbolizer *s, uint32_t pid,
 	if (created)
 		*created = false;
 	if (s->nr_proc_buckets) {
-		h = hash_bytes((const uint8_t *)&k, sizeof(k)) & (s->nr_proc_buckets - 1);
+		h = hash_bytes(&k, sizeof(k), HASH_INIT) & (s->nr_proc_buckets - 1);
 		for (p = s->procs[h]; p; p = p->next)
 			if (p->pid == pid && p->exec_gen == exec_gen)
 				return p;
@@ -523,7 +515,7 @@ static struct proc *proc_find(struct pvprof_symbolizer *s, uint32_t pid,
 		return NULL;
 	p->pid = pid;
 	p->exec_gen = exec_gen;
-	h = hash_bytes((const uint8_t *)&k, sizeof(k)) & (s->nr_proc_buckets - 1);
+	h = hash_bytes(&k, sizeof(k), HASH_INIT) & (s->nr_proc_buckets - 1);
 	p->next = s->procs[h];
 	s->procs[h] = p;
 	s->st.processes++;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/sideband.h"
+#include "hash.h"
 #include "unwind.h"
 #include "unwind_tables.h"
 
@@ -67,16 +68,6 @@ struct pvprof_unwind_tables {
 	uint64_t invalid_parts;
 	uint64_t over_limit_parts;
 };
-
-static uint64_t id_hash(const uint8_t *id, size_t size)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < size; i++)
-		h = (h ^ id[i]) * 0x100000001b3ULL;
-	return h;
-}
 
 /**
  * pvprof_unwind_tables_new() - an empty store
@@ -182,7 +173,7 @@ static void maybe_grow(struct pvprof_unwind_tables *t)
 static struct entry *get_entry(struct pvprof_unwind_tables *t,
 			       const struct pvprof_sb_build_id *id)
 {
-	uint64_t h = id_hash(id->bytes, id->size);
+	uint64_t h = hash_bytes(id->bytes, id->size, HASH_INIT);
 	struct entry *e = lookup(t, id->bytes, id->size, h);
 
 	if (e)
@@ -403,7 +394,8 @@ int pvprof_unwind_tables_find(const struct pvprof_unwind_tables *t,
 
 	memset(out, 0, sizeof(*out));
 	if (build_id_size && build_id_size <= PVPROF_SB_BUILD_ID_MAX)
-		e = lookup(t, build_id, build_id_size, id_hash(build_id, build_id_size));
+		e = lookup(t, build_id, build_id_size,
+			   hash_bytes(build_id, build_id_size, HASH_INIT));
 	if (!e)
 		return 0;
 	fill(&e->sec[PVPROF_SB_UNWIND_EH_FRAME_HDR], &out->eh_frame_hdr);

@@ -28,9 +28,18 @@
 
 #include "core/sideband.h"
 #include "host-kvm/tool/flamegraph.h"
+#include "host-kvm/tool/profile.h"
 #include "host-kvm/tool/recording.h"
-#include "host-kvm/tool/report.h"
-#include "host-kvm/tool/report_perf.h"
+#include "host-kvm/tool/report_callgraph.h"
+#include "host-kvm/tool/report_folded.h"
+#include "host-kvm/tool/report_header.h"
+#include "host-kvm/tool/report_pprof.h"
+#include "host-kvm/tool/report_resolve.h"
+#include "host-kvm/tool/report_script.h"
+#include "host-kvm/tool/report_select.h"
+#include "host-kvm/tool/report_sort.h"
+#include "host-kvm/tool/report_symbolizer.h"
+#include "host-kvm/tool/report_vcpu.h"
 #include "host-kvm/tool/symbolize.h"
 
 #define FUZZ_CHECK(cond)	do { if (!(cond)) abort(); } while (0)

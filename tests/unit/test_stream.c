@@ -289,6 +289,53 @@ START_TEST(stream_iter_needs_hello_and_stops_on_error)
 }
 END_TEST
 
+START_TEST(stream_iter_feed_goes_on_with_the_stream)
+{
+	struct pvprof_st_iter it = { 0 };
+	struct pvprof_st_view v;
+	__u8 *p = (__u8 *)buf;
+	__u32 first, len;
+
+	/* A zeroed iterator is a fresh one: the stream's first record is HELLO. */
+	first = pvprof_st_put_loss(buf, sizeof(buf), 0, 0, 1, 2);
+	pvprof_st_iter_feed(&it, buf, first);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_NO_HELLO);
+
+	/* Two pieces of one stream: HELLO is the first piece's only. */
+	first = pvprof_st_put_hello(buf, sizeof(buf), 0, 1);
+	first += pvprof_st_put_loss(p + first, sizeof(buf) - first, 0, 0, 1, 2);
+	len = first + pvprof_st_put_loss(p + first, sizeof(buf) - first, 0, 0, 3, 4);
+	pvprof_st_iter_init(&it, buf, first);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
+	pvprof_st_iter_feed(&it, p + first, len - first);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
+	ck_assert_uint_eq(v.u.loss.reason, 3);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
+	ck_assert_uint_eq(it.records, 3);
+	ck_assert_uint_eq(it.pos, len - first);
+
+	/*
+	 * An error sticks within its piece; the next piece starts at a record,
+	 * where framing is known again.
+	 */
+	((struct pvprof_stream_hdr *)(p + first))->size = 41;
+	pvprof_st_iter_init(&it, buf, first);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
+	pvprof_st_iter_feed(&it, p + first, len - first);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_MISALIGNED);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_MISALIGNED);
+	ck_assert_uint_eq(it.pos, 0);
+	pvprof_st_iter_feed(&it, p + 40, first - 40);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
+	ck_assert_uint_eq(v.hdr.type, PVPROF_ST_LOSS);
+	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
+	ck_assert_uint_eq(it.records, 3);
+}
+END_TEST
+
 START_TEST(stream_decoder_stays_in_bounds)
 {
 	/*
@@ -351,6 +398,7 @@ Suite *stream_suite(void)
 	PVPROF_ADD_TEST(s, stream_decode_sideband_inconsistent);
 	PVPROF_ADD_TEST(s, stream_iter_walks_and_skips_unknown);
 	PVPROF_ADD_TEST(s, stream_iter_needs_hello_and_stops_on_error);
+	PVPROF_ADD_TEST(s, stream_iter_feed_goes_on_with_the_stream);
 	PVPROF_ADD_TEST(s, stream_decoder_stays_in_bounds);
 	PVPROF_ADD_TEST(s, stream_status_names);
 	return s;

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-pvprof report: the profile of a recording (doc/kvm-pvprof-report.8).
+ *
+ * One walk over the stream feeds sideband messages to the resolver in
+ * stream order, symbolizes every frame of the samples that pass the
+ * filters, and builds a call tree (root, command, outermost frame ...
+ * innermost frame) and a function table; the views that need each sample
+ * (the top table, the per-vCPU table, pprof) see it through a sink in the
+ * same walk.  A record's frames are kernel frames first, innermost first,
+ * then user frames innermost first (spec pvprof-record-layout): the tree
+ * puts user code nearer the root and the kernel path above it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "intern.h"
+#include "main.h"
+#include "profile.h"
+#include "recording.h"
+#include "report_escape.h"
+#include "report_resolve.h"
+#include "report_select.h"
+#include "report_unwind.h"
+
+#define LABEL_SIZE		(REPORT_NAME_MAX + 32)
+
+static int node_child(struct profile *p, uint32_t parent, const char *name,
+		      uint32_t kind, uint32_t *out)
+{
+	struct profile_node *n;
+	uint32_t i;
+
+	for (i = p->nodes[parent].child; i; i = p->nodes[i].sibling) {
+		if (p->nodes[i].name == name && p->nodes[i].kind == kind) {
+			*out = i;
+			return 0;
+		}
+	}
+	if (p->nr_nodes == p->cap_nodes) {
+		uint32_t cap = p->cap_nodes * 2;
+
+		n = realloc(p->nodes, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		p->nodes = n;
+		p->cap_nodes = cap;
+	}
+	i = p->nr_nodes++;
+	n = &p->nodes[i];
+	memset(n, 0, sizeof(*n));
+	n->name = name;
+	n->kind = kind;
+	n->sibling = p->nodes[parent].child;
+	p->nodes[parent].child = i;
+	*out = i;
+	return 0;
+}
+
+static uint64_t func_hash(const char *name, uint32_t kind, const char *dso)
+{
+	uint64_t h = HASH_INIT;
+
+	h = hash_bytes(&name, sizeof(name), h);
+	h = hash_bytes(&kind, sizeof(kind), h);
+	return hash_bytes(&dso, sizeof(dso), h);
+}
+
+static int func_index_grow(struct profile *p)
+{
+	uint32_t size = p->func_index_size ? p->func_index_size * 2 : 1024, i;
+	uint32_t *index = calloc(size, sizeof(*index));
+
+	if (!index)
+		return -1;
+	for (i = 0; i < p->nr_funcs; i++) {
+		const struct profile_func *fn = &p->funcs[i];
+		uint64_t h = func_hash(fn->name, fn->kind, fn->dso);
+
+		while (index[h & (size - 1)])
+			h++;
+		index[h & (size - 1)] = i + 1;
+	}
+	free(p->func_index);
+	p->func_index = index;
+	p->func_index_size = size;
+	return 0;
+}
+
+static struct profile_func *func_get(struct profile *p, const char *name,
+				     uint32_t kind, const char *dso)
+{
+	struct profile_func *fn;
+	uint64_t h;
+
+	if ((p->nr_funcs + 1) * 2 > p->func_index_size && func_index_grow(p))
+		return NULL;
+	for (h = func_hash(name, kind, dso);; h++) {
+		uint32_t *slot = &p->func_index[h & (p->func_index_size - 1)];
+
+		if (!*slot)
+			break;
+		fn = &p->funcs[*slot - 1];
+		if (fn->name == name && fn->kind == kind && fn->dso == dso)
+			return fn;
+	}
+	if (p->nr_funcs == p->cap_funcs) {
+		uint32_t cap = p->cap_funcs ? p->cap_funcs * 2 : 256;
+
+		fn = realloc(p->funcs, cap * sizeof(*fn));
+		if (!fn)
+			return NULL;
+		p->funcs = fn;
+		p->cap_funcs = cap;
+	}
+	fn = &p->funcs[p->nr_funcs++];
+	memset(fn, 0, sizeof(*fn));
+	fn->name = name;
+	fn->kind = kind;
+	fn->dso = dso;
+	p->func_index[h & (p->func_index_size - 1)] = p->nr_funcs;
+	return fn;
+}
+
+/**
+ * frame_label() - how a frame is named in every output but perf script
+ * @sym: what the resolver knows
+ * @addr: the frame's address
+ * @buf: room for the label
+ * @size: its size, at least LABEL_SIZE
+ *
+ * Return: the symbol, else "DSO+0xOFFSET" ("DSO-0xOFFSET" for an offset
+ * with the top bit set: a kernel frame below _stext), else "0xADDRESS";
+ * unescaped.
+ */
+const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
+			size_t size)
+{
+	if (sym->symbol)
+		return sym->symbol;
+	if (sym->dso && (int64_t)sym->offset < 0)	/* below the kernel's _stext */
+		snprintf(buf, size, "%.*s-0x%" PRIx64, REPORT_NAME_MAX, sym->dso,
+			 -sym->offset);
+	else if (sym->dso)
+		snprintf(buf, size, "%.*s+0x%" PRIx64, REPORT_NAME_MAX, sym->dso,
+			 sym->offset);
+	else
+		snprintf(buf, size, "0x%" PRIx64, addr);
+	return buf;
+}
+
+struct build_ctx {
+	struct profile *p;
+	const struct report_filter *f;
+	const struct report_resolver *res;
+	const struct profile_sink *sink;
+	int error;
+	struct report_frames frames;	/* the sample being added */
+	struct profile_frame counted[PVPROF_MAX_DEPTH];	/* its frames for @sink */
+};
+
+static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
+{
+	const struct pvprof_record *rec = &v->u.callchain.rec;
+	struct profile *p = c->p;
+	char comm_buf[16], label_buf[LABEL_SIZE];
+	uint32_t first, end, node, i;
+	const char *comm;
+
+	comm = sample_comm(c->res, rec->pid, rec->exec_gen, comm_buf, sizeof(comm_buf));
+	if (!report_sample_selected(c->f, v, comm))
+		return 0;
+	if (report_sample_frames(c->res, v, &c->frames))
+		return -1;
+	report_frame_range(&c->frames, c->f->flags, &first, &end);
+	if ((c->f->flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY)) && first == end)
+		return 0;
+
+	p->stats.samples++;
+	p->stats.cut_samples += !!c->frames.cut;
+	p->stats.cut_frames += c->frames.cut;
+	comm = intern(p->strings, comm);
+	if (!comm || node_child(p, 0, comm, PROFILE_KIND_COMM, &node))
+		return -1;
+	p->nodes[0].total++;
+	p->nodes[node].total++;
+	/* Outermost first: user frames from the last, then kernel frames. */
+	for (i = end; i-- > first;) {
+		bool kernel = i < c->frames.nr_kernel;
+		uint32_t kind = kernel ? PROFILE_KIND_KERNEL : PROFILE_KIND_USER;
+		struct profile_func *fn;
+		struct report_sym sym;
+		const char *name, *dso;
+
+		report_frame_resolve(c->res, &c->frames, i, rec->pid, rec->exec_gen, &sym);
+		p->stats.frames++;
+		p->stats.unsymbolized += !sym.symbol;
+		name = intern(p->strings, frame_label(&sym, c->frames.addr[i], label_buf,
+					     sizeof(label_buf)));
+		dso = sym.dso ? intern(p->strings, sym.dso) : NULL;
+		if (!name || (sym.dso && !dso) ||
+		    node_child(p, node, name, kind, &node))
+			return -1;
+		p->nodes[node].total++;
+		fn = func_get(p, name, kind, dso);
+		if (!fn)
+			return -1;
+		if (fn->last_sample != p->stats.samples) {
+			fn->last_sample = p->stats.samples;
+			fn->total++;
+		}
+		if (i == first)
+			fn->self++;
+		c->counted[i - first] = (struct profile_frame){
+			.addr = c->frames.addr[i],
+			.func = (uint32_t)(fn - p->funcs),
+			.image_start = sym.image_start,
+			.image_end = sym.image_end,
+			.image_pgoff = sym.image_pgoff,
+			.build_id_size = (uint8_t)sym.build_id_size,
+		};
+		if (sym.build_id_size)
+			memcpy(c->counted[i - first].build_id, sym.build_id, sym.build_id_size);
+	}
+	p->nodes[node].self++;
+	if (c->sink)
+		return c->sink->sample(c->sink->ctx, p, &(struct profile_sample){
+			.v = v, .comm = comm, .frames = c->counted, .nr = end - first });
+	return 0;
+}
+
+static int build_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+{
+	struct build_ctx *c = opaque;
+	struct report_stats *s = &c->p->stats;
+	uint32_t flags;
+
+	(void)off;
+	s->records++;
+	switch (v->hdr.type) {
+	case PVPROF_ST_HELLO:
+		s->nr_vcpus = v->u.hello.nr_vcpus;
+		return 0;
+	case PVPROF_ST_LOSS:
+		s->losses[v->u.loss.reason] += v->u.loss.count;
+		return 0;
+	case PVPROF_ST_VCPU:
+		s->vcpu_events[v->u.vcpu.event]++;
+		return 0;
+	case PVPROF_ST_SIDEBAND:
+		s->sideband++;
+		s->sideband_bytes += v->sb_len;
+		if (c->res && c->res->sideband) {
+			int ret = c->res->sideband(c->res->ctx, v->sb_msg, v->sb_len);
+
+			if (ret == -ENOMEM) {
+				c->error = ENOMEM;
+				return -1;
+			}
+			s->sideband_rejected += ret < 0;
+		}
+		return 0;
+	case PVPROF_ST_CALLCHAIN:
+		break;
+	default:
+		s->unknown++;
+		return 0;
+	}
+	flags = v->u.callchain.rec.flags;
+	s->callchains++;
+	s->user_mode += !!(flags & PVPROF_REC_F_USER);
+	s->stale += !!(flags & PVPROF_REC_F_STALE);
+	s->skewed += !!(flags & PVPROF_REC_F_SKEWED);
+	s->truncated += !!(flags & PVPROF_REC_F_TRUNCATED);
+	/*
+	 * The guest flags both a chain that filled the record and one whose
+	 * walk stopped at a frame it could not follow.  The recording does not
+	 * keep the max_depth the VM was enabled with (record enables with the
+	 * maximum), so a full record is one of PVPROF_MAX_DEPTH frames.
+	 */
+	if ((flags & PVPROF_REC_F_TRUNCATED) &&
+	    (uint32_t)v->u.callchain.rec.nr_kernel + v->u.callchain.rec.nr_user >=
+	    PVPROF_MAX_DEPTH)
+		s->trunc_depth++;
+	if ((flags & PVPROF_REC_F_TRUNCATED) && v->ustack_data)
+		s->trunc_snapshot++;
+	s->empty += !v->nr_frames;
+	if (!s->first_ns)
+		s->first_ns = v->hdr.host_time_ns;
+	s->last_ns = v->hdr.host_time_ns;
+	if (add_sample(c, v)) {
+		c->error = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* qsort_r() comparators: the indices sorted, the array they index as @arg. */
+static int node_cmp(const void *a, const void *b, void *arg)
+{
+	const struct profile_node *nodes = arg;
+	const struct profile_node *x = &nodes[*(const uint32_t *)a];
+	const struct profile_node *y = &nodes[*(const uint32_t *)b];
+	int r = strcmp(x->name, y->name);
+
+	if (r)
+		return r;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* Children in name order, so that every writer's output is deterministic. */
+static int sort_children(struct profile *p)
+{
+	uint32_t *tmp = malloc(p->nr_nodes * sizeof(*tmp));
+	uint32_t n, i, k;
+
+	if (!tmp)
+		return -1;
+	for (n = 0; n < p->nr_nodes; n++) {
+		k = 0;
+		for (i = p->nodes[n].child; i; i = p->nodes[i].sibling)
+			tmp[k++] = i;
+		if (k < 2)
+			continue;
+		qsort_r(tmp, k, sizeof(*tmp), node_cmp, p->nodes);
+		p->nodes[n].child = tmp[0];
+		for (i = 0; i + 1 < k; i++)
+			p->nodes[tmp[i]].sibling = tmp[i + 1];
+		p->nodes[tmp[k - 1]].sibling = 0;
+	}
+	free(tmp);
+	return 0;
+}
+
+/**
+ * profile_build() - the profile of a recording
+ * @p: filled; free with profile_free() whatever the result
+ * @r: a parsed recording
+ * @f: the filters
+ * @res: the resolver, or NULL for raw addresses
+ *
+ * Return: 0, or -1 out of memory (printed).
+ */
+int profile_build(struct profile *p, const struct recording *r,
+		  const struct report_filter *f, const struct report_resolver *res)
+{
+	return profile_build_sink(p, r, f, res, NULL);
+}
+
+/**
+ * profile_build_sink() - profile_build() that also hands each sample to a sink
+ * @p: as for profile_build()
+ * @r: the same
+ * @f: the same
+ * @res: the same
+ * @sink: sees each sample counted, or NULL
+ *
+ * Return: 0, or -1 out of memory (printed).
+ */
+int profile_build_sink(struct profile *p, const struct recording *r,
+		       const struct report_filter *f, const struct report_resolver *res,
+		       const struct profile_sink *sink)
+{
+	struct build_ctx c = { .p = p, .f = f, .res = res, .sink = sink };
+
+	memset(p, 0, sizeof(*p));
+	p->strings = intern_new();
+	p->nodes = calloc(1024, sizeof(*p->nodes));
+	if (!p->strings || !p->nodes)
+		goto oom;
+	p->cap_nodes = 1024;
+	p->nr_nodes = 1;
+	p->nodes[0].name = "all";
+	/* A read error is printed by recording_for_each(). */
+	if (recording_for_each(r, build_record, &c) && !c.error)
+		return -1;
+	if (c.error || sort_children(p))
+		goto oom;
+	return 0;
+oom:
+	p_err("out of memory building the profile");
+	return -1;
+}
+
+/**
+ * profile_free() - release a profile
+ * @p: the profile
+ */
+void profile_free(struct profile *p)
+{
+	intern_free(p->strings);
+	free(p->nodes);
+	free(p->funcs);
+	free(p->func_index);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kvm-pvprof report and script: where symbols and command names come from
+ * (struct report_resolver), and what every output asks it through
+ * (report_resolve.c).  report_symbolizer.c makes the guest agent's tables
+ * one.
+ */
+#ifndef KVM_PVPROF_REPORT_RESOLVE_H
+#define KVM_PVPROF_REPORT_RESOLVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "abi/pvprof_ctl.h"
+
+/**
+ * struct report_sym - what is known about one frame's address
+ * @symbol: function name, NULL when unknown
+ * @dso: "[kernel.kallsyms]", "[module]", a path, or NULL when unknown
+ * @offset: from the symbol; from the DSO base when @symbol is NULL; the
+ *	raw address when both are NULL
+ * @image_start: with @dso, the address range of the image that holds the
+ *	frame (the kernel's text, a module, a mapping); 0 and 0 when unknown
+ * @image_end: the address after it
+ * @image_pgoff: the file offset at @image_start
+ * @build_id: the image's build-id, NULL when unknown
+ * @build_id_size: its length, at most REPORT_BUILD_ID_MAX
+ */
+struct report_sym {
+	const char *symbol;
+	const char *dso;
+	uint64_t offset;
+	uint64_t image_start, image_end, image_pgoff;
+	const uint8_t *build_id;
+	size_t build_id_size;
+};
+
+#define REPORT_BUILD_ID_MAX	PVPROF_SB_BUILD_ID_MAX
+
+/**
+ * struct report_resolver - where symbols and command names come from
+ * @ctx: passed to the callbacks
+ * @sideband: takes one sideband message in stream order; 0, or a negative
+ *	errno for a message it rejected
+ * @resolve: symbolizes one frame
+ * @comm: the command name of a process, NULL when unknown
+ * @describe: optional, writes one header line on what it knows
+ * @user_code: optional, whether a user address lies in an executable
+ *	mapping of the process image: 1 yes, 0 no, -1 no mapping of the image
+ *	is known; frame-pointer chains are cut at the first return address
+ *	that is not (report_sample_frames()).  NULL keeps every chain whole
+ * @unwind: optional, unwinds the user stack snapshots of --call-graph
+ *	dwarf recordings (report_unwind_new()); NULL keeps every record's
+ *	frame-pointer chain
+ *
+ * With no resolver every frame is unsymbolized (raw addresses).
+ */
+struct report_unwind;
+
+struct report_resolver {
+	void *ctx;
+	int (*sideband)(void *ctx, const void *msg, size_t len);
+	void (*resolve)(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exec_gen,
+			uint64_t addr, struct report_sym *out);
+	const char *(*comm)(void *ctx, uint32_t pid, uint32_t exec_gen);
+	void (*describe)(void *ctx, FILE *f);
+	int (*user_code)(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t addr);
+	struct report_unwind *unwind;
+};
+
+void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
+		    uint32_t exec_gen, uint64_t addr, struct report_sym *sym);
+const char *sample_comm(const struct report_resolver *res, uint32_t pid,
+			uint32_t exec_gen, char *buf, size_t size);
+
+#endif /* KVM_PVPROF_REPORT_RESOLVE_H */
