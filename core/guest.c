@@ -51,7 +51,7 @@ int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size)
  * @scratch_size: its size; a record with a snapshot is at most this large
  *
  * Only for a host that offered PVPROF_FEAT_USER_STACK; the snapshots are
- * taken while the header's ustack_size is not 0 (spec section 9.4).
+ * taken while the header's ustack_size is not 0 (spec pvprof-ustack).
  */
 void pvprof_guest_set_ustack(struct pvprof_guest_buf *gb, pvprof_ustack_fn ustack,
 			     void *scratch, __u32 scratch_size)
@@ -75,7 +75,7 @@ static void bump(__u64 *stat, __u64 n)
 /*
  * Bytes of user stack to snapshot in a record of @nr frames that may
  * take @slots slots: @asked (the header's ustack_size), within the scratch
- * memory and half the ring (spec section 9.4), 0 for none.
+ * memory and half the ring (spec pvprof-ustack), 0 for none.
  */
 static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 asked, __u32 nr,
 			 __u64 slots)
@@ -159,8 +159,8 @@ static void post_span(struct pvprof_guest_buf *gb, __u64 index,
  * since the last claim (notices found are answered all the same), else
  * the deliveries this run claims, capped at 2.  More than one makes Linux
  * swallow the next back-to-back NMI that nobody claims: the empty run of
- * the handlers that a nested NMI claimed early leaves behind (spec section
- * 10.3).
+ * the handlers that a nested NMI claimed early leaves behind
+ * (spec pvprof-guest-nmi-handler).
  */
 int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		     void *ctx, struct pvprof_nmi_result *res)

@@ -278,7 +278,7 @@ __u64 pvprof_host_notice_publish(struct pvprof_host_ring *r,
  * them is on its way or being handled, a new notice would be the newest
  * one that NMI finds: the guest would answer it with the older sample's
  * stack and the older sample as stale.  The sample stays in the slot until
- * the guest has read them (spec section 10.2, step 4).
+ * the guest has read them (spec pvprof-host-sequence, step 4).
  *
  * Return: true when the caller must leave the sample pending.
  */
@@ -334,12 +334,12 @@ static bool pvprof_host_nmi_withheld(struct pvprof_host_ring *r,
  * next sample's, whose notice then makes them stale.  KVM's NMI window
  * (SVM's IRET intercept and a single step over the IRET, VMX's NMI-window
  * exiting) brings an exit as soon as the guest can take an NMI, and the
- * gate runs again there (spec section 10.2, steps 5 and 6).
+ * gate runs again there (spec pvprof-host-sequence, steps 5 and 6).
  *
  * A notice_tail out of bounds asks for nothing; the guest's own samples
  * are what it loses.  A guest that left PVPROF_HOST_UNANSWERED_NMIS NMIs
  * in a row unanswered gets only every PVPROF_HOST_NMI_PROBE_EVERY-th one
- * until it reads a notice (spec section 10.2, step 5).
+ * until it reads a notice (spec pvprof-host-sequence, step 5).
  *
  * Return: %PVPROF_GATE_INJECT when the caller must inject an NMI (nmi_head
  * is then set to notice_head, and the caller may publish it in line 1);
@@ -449,10 +449,10 @@ __u32 pvprof_host_record_offset(const struct pvprof_host_ring *r)
  * @first_slot: host-private copy of the slot at pvprof_host_record_offset()
  * @ready: slots posted and not drained yet, >= 1
  *
- * A record with a user stack snapshot spans several slots (spec section
- * 9.3, step 2) when the host asked for snapshots and the guest posted
- * them all; anything else is one slot, which validation then judges by
- * itself.
+ * A record with a user stack snapshot spans several slots
+ * (spec pvprof-record-drain, step 2) when the host asked for snapshots and
+ * the guest posted them all; anything else is one slot, which validation
+ * then judges by itself.
  *
  * Return: slots the caller copies, starting with @first_slot, 1..@ready.
  */
@@ -557,7 +557,7 @@ __u64 pvprof_host_outstanding(const struct pvprof_host_ring *r)
 	return r->notice_head - r->resolved_seq;
 }
 
-/* Spec section 6.2: no index the host writes ever reaches 2^63. */
+/* No index the host writes ever reaches 2^63 (spec pvprof-rings). */
 #define PVPROF_HOST_INDEX_LIMIT		(1ULL << 63)
 
 /**
@@ -567,7 +567,7 @@ __u64 pvprof_host_outstanding(const struct pvprof_host_ring *r)
  *
  * Record slot counts are not powers of two, so a slot index taken modulo
  * them would jump where the free-running indices wrap.  The host drops
- * the registration (spec section 6.2) when the next notice would make
+ * the registration (spec pvprof-rings) when the next notice would make
  * notice_head reach 2^63, or the next drain (at most record_slots slots)
  * could make record_tail reach it.  Called before every batch of writes.
  *

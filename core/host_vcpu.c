@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pvprof host sequence of one vCPU (spec section 10.2).
+ * pvprof host sequence of one vCPU (spec pvprof-host-sequence).
  *
  * The operations are called through a table: the KVM module and the unit
  * tests' model each pass their own.  The indirect calls cost little here:
@@ -54,8 +54,8 @@ static void vcpu_sample_lost(const struct pvprof_host_vcpu *v, unsigned int reas
 }
 
 /*
- * Magic and cookie still ours: checked before each batch of writes (spec
- * section 5.2, rule 3).  Only their 16 bytes are read.
+ * Magic and cookie still ours: checked before each batch of writes
+ * (spec pvprof-registration-end, rule 3).  Only their 16 bytes are read.
  */
 static bool vcpu_identity_ok(const struct pvprof_host_vcpu *v)
 {
@@ -96,7 +96,7 @@ static int vcpu_read_span(const struct pvprof_host_vcpu *v, __u32 span)
  *
  * Copies each posted record once, validates the copy, and emits accepted
  * callchains; a stream that cannot take one counts
- * PVPROF_LOSS_STREAM_OVERFLOW (spec section 9.3).
+ * PVPROF_LOSS_STREAM_OVERFLOW (spec pvprof-record-drain).
  *
  * Context: process context, the vCPU's lock held.
  * Return: 0, or -PVPROF_EFAULT when the buffer could not be accessed.
@@ -287,18 +287,19 @@ void pvprof_host_vcpu_fold_losses(const struct pvprof_host_vcpu *v,
  * @v: the vCPU, registered or not
  * @want: line 1's configuration as the VM's says now
  *
- * Spec section 10.2, "before an entry": checks that the buffer is still
- * the registration's (step 1) and that its indices can go on, drains the
- * records written for a ustack_size about to change (step 2), publishes
- * the configuration (step 3), turns the pending sample into a notice
- * (step 4), rings the NMI gate (steps 5 and 6) and drains the records
+ * The block "before an entry" of spec pvprof-host-sequence: checks that the
+ * buffer is still the registration's (step 1) and that its indices can go on,
+ * drains the records written for a ustack_size about to change (step 2),
+ * publishes the configuration (step 3), turns the pending sample into a
+ * notice (step 4), rings the NMI gate (steps 5 and 6) and drains the records
  * (step 7).  An unregistered vCPU's pending sample is counted as
  * PVPROF_LOSS_UNREGISTERED.
  *
  * Context: process context, the vCPU's thread, its lock held.
  * Return: 0; -PVPROF_EFAULT when the buffer is gone, -PVPROF_E2BIG when
- * its indices are exhausted (spec section 5.2, rules 3, 4 and 7): the
- * pending sample was counted, and the caller must drop the registration.
+ * its indices are exhausted (spec pvprof-registration-end, rules 3, 4
+ * and 7): the pending sample was counted, and the caller must drop the
+ * registration.
  */
 int pvprof_host_vcpu_work(const struct pvprof_host_vcpu *v,
 			  const struct pvprof_published *want)
@@ -340,7 +341,7 @@ buffer_gone:
  * Attributes the delivery (pvprof_host_nmi_delivery()) and, when the vCPU
  * is registered, stores the new count in nmi_delivered before the entry
  * that delivers it, so that the guest's handler can tell the NMI is
- * pvprof's (spec section 10.2, "at delivery").
+ * pvprof's (spec pvprof-host-sequence, "at delivery").
  *
  * Context: process context, the vCPU's thread, its lock held.
  * Return: 1 when the delivery is pvprof's and the guest can see it, 0
@@ -363,10 +364,10 @@ int pvprof_host_vcpu_nmi_delivery(const struct pvprof_host_vcpu *v,
  * pvprof_host_vcpu_unregister() - the guest's UNREGISTER, before the drop
  * @v: the vCPU, registered or not
  *
- * Counts a pending sample as PVPROF_LOSS_UNREGISTERED and drains the
- * record ring once if the buffer is still the registration's (spec section
- * 4.3).  The caller then ends the registration (pvprof_host_unregister()),
- * and accesses the buffer no more.
+ * Counts a pending sample as PVPROF_LOSS_UNREGISTERED and drains the record
+ * ring once if the buffer is still the registration's
+ * (spec pvprof-op-unregister).  The caller then ends the registration
+ * (pvprof_host_unregister()), and accesses the buffer no more.
  *
  * Context: process context, the vCPU's thread, its lock held.
  */

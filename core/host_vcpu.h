@@ -2,7 +2,7 @@
 /*
  * pvprof host sequence of one vCPU: the order in which the host reads and
  * writes the guest's buffer, takes the pending sample, rings the NMI gate
- * and drains records (spec section 10.2), written once here.
+ * and drains records (spec pvprof-host-sequence), written once here.
  *
  * host.h decides; this file sequences those decisions around the guest
  * memory accesses, which it makes through a small table of operations.

@@ -45,7 +45,7 @@ __u32 pvprof_record_bytes(__u32 nr_frames)
  * @ustack_size: bytes of user stack in the snapshot
  *
  * Return: the record's size with its pvprof_ustack part, the stack bytes
- * padded to a multiple of 8 (spec section 9.4).
+ * padded to a multiple of 8 (spec pvprof-ustack).
  */
 __u32 pvprof_record_ustack_bytes(__u32 nr_frames, __u32 ustack_size)
 {
@@ -135,7 +135,7 @@ static enum pvprof_reject check_context(const struct pvprof_record *rec)
 	return PVPROF_REJ_NONE;
 }
 
-/* Rules 2 and 3 of spec section 9.3, with and without a snapshot. */
+/* Rules 2 and 3 of spec pvprof-record-drain, with and without a snapshot. */
 static enum pvprof_reject check_size(const struct pvprof_record *rec, __u32 len)
 {
 	__u32 bytes = pvprof_record_bytes((__u32)rec->nr_kernel + rec->nr_user);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pvprof sideband: framing (spec section 14.1) and payloads (section 14.2).
+ * pvprof sideband: framing (spec pvprof-sideband-framing) and payloads
+ * (spec pvprof-sideband-payloads).
  *
  * Every check reads only inside [msg, msg + len) and copies each fixed
  * part before looking at it, so the same code is safe on a message that
@@ -504,7 +505,7 @@ static enum pvprof_sb_error check_unwind(const void *msg, __u64 len)
  * @len: bytes in @msg
  *
  * The guest driver applies this before its hypercall and the host tool
- * before it uses a message (spec section 14.2).
+ * before it uses a message (spec pvprof-sideband-payloads).
  *
  * Return: PVPROF_SB_OK or the first rule broken.
  */

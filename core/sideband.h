@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * pvprof sideband: the hypercall's range check, the framing check the host
- * applies, and the payload rules (spec section 14.2) that the guest driver
- * and the host tool apply.  The host kernel checks framing only.
+ * applies, and the payload rules (spec pvprof-sideband-payloads) that the
+ * guest driver and the host tool apply.  The host kernel checks framing only.
  */
 #ifndef _PVPROF_CORE_SIDEBAND_H
 #define _PVPROF_CORE_SIDEBAND_H

@@ -25,7 +25,7 @@
 # kernel's vmlinux, -cpu host, vCPU threads named "CPU <n>/KVM".  pc, not
 # microvm: pvprof's guest takes NMIs, and on microvm nothing answers the NMI
 # reason port, so Linux reports as a PCI SERR a back-to-back NMI it would
-# swallow on a PC (spec section 10.3).
+# swallow on a PC (spec pvprof-guest-nmi-handler).
 # shellcheck shell=bash
 
 l2_start() {

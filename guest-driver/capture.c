@@ -12,7 +12,7 @@
  * would reject would cost the whole sample.
  *
  * When the host asks for them, a record also carries the user registers
- * and the top of the user stack (spec section 9.4), copied the same way,
+ * and the top of the user stack (spec pvprof-ustack), copied the same way,
  * so that the host can unwind code without frame pointers.
  */
 #include <linux/kprobes.h>

@@ -7,12 +7,12 @@
  * with the shared core and hands the page to the host with the SIDEBAND
  * hypercall, so the host never reads memory user space can change under it.
  *
- * The host discards sideband while sampling is off, so the agent must
- * publish again when sampling switches on.  The host says so only in line 1
- * of the registered buffers; while the device is open a work item looks at
- * it every 100 ms and counts the switches in a generation that read()
- * returns and poll() signals (spec section 14.3).  The agent also needs the
- * exec generation of processes, which only the kernel knows: the
+ * The host discards sideband while sampling is off, so the agent must publish
+ * again when sampling switches on.  The host says so only in line 1 of the
+ * registered buffers; while the device is open a work item looks at it every
+ * 100 ms and counts the switches in a generation that read() returns and
+ * poll() signals (spec pvprof-guest-device).  The agent also needs the exec
+ * generation of processes, which only the kernel knows: the
  * PVPROF_DEV_EXEC_GEN ioctl gives it.
  */
 #define pr_fmt(fmt) "pvprof: " fmt

@@ -2,18 +2,18 @@
 /*
  * pvprof guest driver: detection, per-CPU registration, the NMI handler.
  *
- * Each online CPU registers one zeroed buffer with the host (spec section
- * 5.4).  All state changes of a CPU's registration run on that CPU with
- * IRQs off: the hotplug callbacks, the periodic check (a work item bound to
- * the CPU), the reboot path (an IPI) and syscore suspend/resume.  The only thing that can
- * interleave with them is this CPU's NMI handler, which touches the buffer
- * only while pvprof_cpu.active is set.  The flag is set after the zeroing
- * and before REGISTER, and cleared only after UNREGISTER returned: the
- * host can attribute an NMI to a registration from the entry that returns
- * from REGISTER until the exit for UNREGISTER, and the handler must be
- * there to claim it (spec section 10.3).  The buffer is freed only after
- * UNREGISTER succeeded and the handler is gone, so the host never writes a
- * page the driver freed or reuses.
+ * Each online CPU registers one zeroed buffer with the host
+ * (spec pvprof-guest-states).  All state changes of a CPU's registration run
+ * on that CPU with IRQs off: the hotplug callbacks, the periodic check (a
+ * work item bound to the CPU), the reboot path (an IPI) and syscore
+ * suspend/resume.  The only thing that can interleave with them is this CPU's
+ * NMI handler, which touches the buffer only while pvprof_cpu.active is set.
+ * The flag is set after the zeroing and before REGISTER, and cleared only
+ * after UNREGISTER returned: the host can attribute an NMI to a registration
+ * from the entry that returns from REGISTER until the exit for UNREGISTER,
+ * and the handler must be there to claim it (spec pvprof-guest-nmi-handler).
+ * The buffer is freed only after UNREGISTER succeeded and the handler is
+ * gone, so the host never writes a page the driver freed or reuses.
  */
 #define pr_fmt(fmt) "pvprof: " fmt
 
@@ -68,7 +68,7 @@ static DEFINE_PER_CPU(struct work_struct, pvprof_cpu_check_works);
 static bool pvprof_check_probe_ok;	/* this period's PROBE allows REGISTER */
 
 /*
- * PROBE and its validity rules (spec section 2, "Detection").  Returns the
+ * PROBE and its validity rules (spec pvprof-detection).  Returns the
  * result, or a negative value when pvprof must be treated as absent.
  */
 static long pvprof_probe(void)
@@ -143,7 +143,7 @@ static long pvprof_register_hc(struct pvprof_cpu *pc)
 }
 
 /*
- * Zero and register this CPU's buffer (spec section 5.4 rules 1-3).
+ * Zero and register this CPU's buffer (spec pvprof-guest-states, rules 1-3).
  * Context: on the buffer's CPU, IRQs off.
  */
 static void pvprof_cpu_register(struct pvprof_cpu *pc)
@@ -188,8 +188,8 @@ static void pvprof_cpu_unregister_ipi(void *unused)
 }
 
 /*
- * The periodic check on one CPU (spec section 5.4 rule 4).  @probe_ok says
- * whether the PROBE of this period allows a new registration attempt.
+ * The periodic check on one CPU (spec pvprof-guest-states, rule 4).  @probe_ok
+ * says whether the PROBE of this period allows a new registration attempt.
  * Context: on the buffer's CPU, IRQs off.
  */
 static void pvprof_cpu_check(struct pvprof_cpu *pc, bool probe_ok)
@@ -313,9 +313,9 @@ static int pvprof_cpu_offline(unsigned int cpu)
 }
 
 /*
- * The NMI handler (spec section 10.3).  core/guest.c answers whatever
- * notices it finds and claims exactly the deliveries the host attributed
- * to pvprof.
+ * The NMI handler (spec pvprof-guest-nmi-handler).  core/guest.c answers
+ * whatever notices it finds and claims exactly the deliveries the host
+ * attributed to pvprof.
  *
  * An IRET inside an NMI handler (returning from a page fault, a breakpoint
  * of text patching) ends NMI blocking, for KVM as for the CPU, and another
@@ -379,7 +379,7 @@ static void pvprof_stop_sampling(void)
  * Reboot, power off and kexec (kernel_kexec() runs the reboot notifiers).
  * A crash kexec runs none of this: the crash kernel finds the registration
  * with -PVPROF_EALREADY and the host's INIT and cookie checks drop the rest
- * (spec section 5.5).
+ * (spec pvprof-reboot-migration).
  */
 static int pvprof_reboot(struct notifier_block *nb, unsigned long action,
 			 void *data)

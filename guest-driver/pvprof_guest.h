@@ -66,8 +66,8 @@ enum pvprof_cpu_state {
 };
 
 /*
- * A record with a snapshot stays within half the largest ring (spec
- * section 9.4): 30 slots.
+ * A record with a snapshot stays within half the largest ring
+ * (spec pvprof-ustack): 30 slots.
  */
 #define PVPROF_SCRATCH_SIZE	(PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) / 2 * \
 				 PVPROF_RECORD_SLOT_SIZE)

@@ -14,6 +14,20 @@
    -pedantic, so user space in either language can include it without GNU
    extensions (a flexible array member is one in C++, and in C when its
    struct is nested in another).
+6. Sections are named by label, never by number.  Every section of the
+   spec has a label (".. _pvprof-<name>:" right above its title), labels
+   are unique, every reference in the spec (`label`_, or Sphinx's
+   :ref:`label`) names one of them, and the spec cites no "section N".
+7. Every citation of the spec elsewhere in the tree, in its one form
+   "spec <label>" (for example "(spec pvprof-host-sequence, step 4)"; in
+   a man page the label's hyphens are written \\-), names a label of the
+   spec.
+8. No numeric citation of the spec is left in the tree: "spec section N",
+   "spec N.N", "the specification's section N", "pvprof.rst, section N",
+   or a "section N.N" that is not "of" another document.
+
+Rules 6 to 8 read every file git tracks (every file under the tree when
+git is not available).
 
 Constant values come from compiling the headers, so derived constants
 (PVPROF_BUF_MIN_SIZE, ioctl numbers) are checked too.  Prints one line per
@@ -27,6 +41,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, '..'))
 ABI = os.path.normpath(os.path.join(HERE, '..', 'abi'))
 HEADERS = ['pvprof.h', 'pvprof_ctl.h']
 # Strict builds of every header (rule 5), not only the two the spec covers.
@@ -160,12 +175,131 @@ def check_standalone():
                    '; '.join(errors or [r.stderr.strip()])[:600])
 
 
+# A label: what rule 6 accepts after ".. _" and what rules 6 and 7 look up.
+LABEL = r'pvprof-[a-z0-9]+(?:-[a-z0-9]+)*'
+# Between two words of a citation: blanks, or a line break and the next
+# line's comment leader (" * ", "# ", "// ").
+GAP = r'(?:[ \t]+|[ \t]*\n[ \t]*(?:\*|#+|//|--)?[ \t]*)'
+NUM = r'\d+(?:\.\d+)*'
+
+
+def line_of(text, pos):
+    return text.count('\n', 0, pos) + 1
+
+
+def spec_labels(rst):
+    """The labels the spec defines, each with its line (rule 6)."""
+    return [(m.group(1), line_of(rst, m.start()))
+            for m in re.finditer(r'^\.\. _([^:\n]+):\s*$', rst, re.M)]
+
+
+def check_spec_labels(rst):
+    labels = spec_labels(rst)
+    names = [n for n, _ in labels]
+    bad = ['%s (line %d)' % (n, l) for n, l in labels if not re.fullmatch(LABEL, n)]
+    report(not bad, 'spec labels are pvprof-<name>', ', '.join(bad))
+    dups = sorted(set(n for n in names if names.count(n) > 1))
+    report(not dups, 'spec labels are unique', ', '.join(dups))
+
+    # Every title (a line, then an adornment as long) has a label above it.
+    lines = rst.splitlines()
+    missing = []
+    for i in range(1, len(lines) - 1):
+        title, under = lines[i], lines[i + 1]
+        if not re.fullmatch(r'([=\-~^])\1+', under) or len(under) < len(title.rstrip()) \
+           or not title.strip() or re.fullmatch(r'([=\-~^])\1+', title) \
+           or lines[i - 1] == under:		# the document title, overlined
+            continue
+        j = i - 1
+        while j >= 0 and not lines[j].strip():
+            j -= 1
+        if j < 0 or not re.fullmatch(r'\.\. _%s:' % LABEL, lines[j]):
+            missing.append('"%s" (line %d)' % (title, i + 1))
+    report(not missing, 'every spec section has a label',
+           'no ".. _pvprof-<name>:" above ' + ', '.join(missing))
+
+    known = set(names)
+    refs = [(m.group(1), line_of(rst, m.start()))
+            for m in re.finditer(r'(?<![`\w])`([^`<>\n]+)`_(?!_)', rst)]
+    refs += [(m.group(1), line_of(rst, m.start()))
+             for m in re.finditer(r':ref:`(?:[^`<]*<)?([^`<>]+?)>?`', rst)]
+    unknown = ['%s (line %d)' % (n, l) for n, l in refs if n not in known]
+    report(not unknown, 'every reference in the spec names a label (%d references)' % len(refs),
+           'no such label: ' + ', '.join(unknown))
+
+    numeric = ['line %d: "%s"' % (line_of(rst, m.start()), ' '.join(m.group(0).split()))
+               for m in re.finditer(r'(?i)\bsections?' + GAP + NUM + r'\b', rst)]
+    report(not numeric, 'the spec cites no section by number',
+           'cite the label instead: ' + '; '.join(numeric))
+    return known
+
+
+def tree_files():
+    """Text files of the tree, relative to ROOT."""
+    try:
+        out = subprocess.run(['git', '-C', ROOT, 'ls-files', '-z'], check=True,
+                             capture_output=True).stdout.decode()
+        files = [f for f in out.split('\0') if f]
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for d, dirs, names in os.walk(ROOT):
+            dirs[:] = [x for x in dirs if x not in ('.git', 'out', '__pycache__')]
+            files += [os.path.relpath(os.path.join(d, n), ROOT) for n in names]
+    for f in sorted(files):
+        path = os.path.join(ROOT, f)
+        if os.path.basename(f).startswith('LICENSE') or not os.path.isfile(path):
+            continue
+        try:
+            text = open(path, encoding='utf-8').read()
+        except (UnicodeDecodeError, OSError):
+            continue		# binary
+        if '\0' not in text:
+            yield f, text
+
+
+# Rule 8: numeric citations of the spec.
+NUMERIC = [
+    r'\bspec(?:ification)?(?:\'s)?,?' + GAP + r'(?:sections?|§)' + GAP + '?' + NUM,
+    r'\bspec' + GAP + NUM + r'\b',
+    r'pvprof\.rst\S*,?' + GAP + r'(?:sections?|§)' + GAP + NUM,
+    r'\bsections?' + GAP + r'\d+\.\d+(?:\.\d+)*\b(?!' + GAP + r'of\b)',
+]
+
+
+def check_tree_citations(known):
+    cited = 0
+    unknown = []
+    numeric = []
+    for f, text in tree_files():
+        if f == 'spec/pvprof.rst':
+            continue		# rule 6
+        flat = text.replace('\\-', '-')		# man pages write a hyphen \-
+        for m in re.finditer(r'\bspec' + GAP + r'(pvprof-[a-z0-9-]*[a-z0-9])', flat):
+            cited += 1
+            if m.group(1) not in known:
+                unknown.append('%s:%d: spec %s' % (f, line_of(flat, m.start()), m.group(1)))
+        spans = sorted(((m.start(), -m.end(), m.group(0)) for pat in NUMERIC
+                        for m in re.finditer('(?i)' + pat, flat)))
+        end = -1
+        for start, neg_end, what in spans:
+            if start >= end:		# not inside a longer match
+                numeric.append('%s:%d: "%s"' % (f, line_of(flat, start), ' '.join(what.split())))
+                end = -neg_end
+    report(not unknown, 'every "spec <label>" in the tree names a label of the spec '
+           '(%d citations)' % cited,
+           'no such label in spec/pvprof.rst: ' + '; '.join(unknown))
+    report(not numeric, 'no citation of the spec by section number in the tree',
+           'cite "spec <label>" instead: ' + '; '.join(numeric))
+
+
 def main():
     hdr = header_text()
     rst = open(SPEC).read()
     check_structs(hdr, rst)
     check_numbers(constant_values(hdr), rst)
     check_rst()
+    known = check_spec_labels(rst)
+    check_tree_citations(known)
     check_standalone()
     print('%d passed, %d failed' % (passed, failed))
     if len(sys.argv) == 3 and sys.argv[1] == '--results':

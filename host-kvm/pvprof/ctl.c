@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pvprof control plane: system ioctls on /dev/kvm naming a VM by a VM fd
- * the caller holds (spec section 12).  KVM refuses VM ioctls from any
+ * the caller holds (spec pvprof-ctl).  KVM refuses VM ioctls from any
  * process but the VMM's, so a profiling tool cannot use the VM fd itself.
  */
 #define pr_fmt(fmt) "kvm-pvprof: " fmt
@@ -266,8 +266,8 @@ static long pvprof_ctl_dispatch(unsigned int ioctl, struct kvm *kvm,
  * @arg: its argument
  *
  * Called from kvm_arch_dev_ioctl()'s default case.  Checks in the order of
- * spec section 12.2: copy-in, capability, VM fd, reserved fields, then the
- * command's own checks.
+ * spec pvprof-ctl-checks: copy-in, capability, VM fd, reserved fields, then
+ * the command's own checks.
  *
  * Return: the ioctl's result; -EINVAL for a command that is not pvprof's,
  * as KVM answers unknown system ioctls.

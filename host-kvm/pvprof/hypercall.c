@@ -186,7 +186,7 @@ static bool pvprof_register_budget(struct pvprof_vcpu *pv)
 	return false;
 }
 
-/* REGISTER: spec section 4.2, checks in the spec's order. */
+/* REGISTER: spec pvprof-op-register, checks in the spec's order. */
 static long pvprof_register(struct kvm_vcpu *vcpu, u64 gpa, u64 size, u64 flags)
 {
 	struct pvprof_vcpu *pv;
@@ -213,7 +213,7 @@ static long pvprof_register(struct kvm_vcpu *vcpu, u64 gpa, u64 size, u64 flags)
 	return ret;
 }
 
-/* UNREGISTER: spec section 4.3; idempotent. */
+/* UNREGISTER: spec pvprof-op-unregister; idempotent. */
 static long pvprof_unregister(struct kvm_vcpu *vcpu)
 {
 	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);
@@ -226,7 +226,7 @@ static long pvprof_unregister(struct kvm_vcpu *vcpu)
 	return 0;
 }
 
-/* QUERY: spec section 4.4; never touches guest memory. */
+/* QUERY: spec pvprof-op-query; never touches guest memory. */
 static long pvprof_query(struct kvm_vcpu *vcpu, u64 gpa)
 {
 	struct pvprof_vcpu *pv = pvprof_vcpu_find(vcpu);

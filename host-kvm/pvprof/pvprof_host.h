@@ -20,7 +20,7 @@
 
 struct perf_event;
 
-/* The largest record, with a user stack snapshot (spec section 9.4). */
+/* The largest record, with a user stack snapshot (spec pvprof-ustack). */
 #define PVPROF_MAX_RECORD_SIZE	(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH + \
 				 sizeof(struct pvprof_ustack) + PVPROF_USTACK_MAX)
 /* A callchain stream record's bytes before its pvprof_record. */

@@ -547,7 +547,7 @@ void pvprof_published_want(const struct pvprof_vm *pvm, struct pvprof_published 
 
 /*
  * Everything the vCPU thread does for pvprof, pv->lock held: the core's
- * host sequence (spec section 10.2), between the losses the overflow
+ * host sequence (spec pvprof-host-sequence), between the losses the overflow
  * handler counted and the drop of a registration the VM may no longer
  * use.  When only the guest's NMI handler keeps the NMI gate shut, KVM's
  * NMI window brings an exit as soon as the handler has returned;
@@ -664,7 +664,7 @@ void __kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
  *	where KVM moves a pending NMI into the VMCB/VMCS for the next entry
  *
  * Attributes the delivery to pvprof when pvprof owes an NMI and it is the
- * last one KVM holds (spec section 10.2), and stores the new count in
+ * last one KVM holds (spec pvprof-host-sequence), and stores the new count in
  * nmi_delivered before the entry that delivers it, so the guest's handler
  * can tell this NMI is pvprof's.
  */
@@ -697,13 +697,13 @@ void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held; called where KVM
  *	finds an interrupt due that it cannot inject on this entry
  *
- * An entry injects one event.  When it is an NMI (new or re-injected),
- * KVM would force an immediate exit for the interrupt; that exit finds
- * the guest in its NMI handler, whose gate cleared IF, and only opens the
- * interrupt window.  Opening the window at once saves the exit; where the
- * gate left IF set, the window exits at once instead.  Only for vCPUs
- * pvprof knows, outside guest mode (where an interrupt may have to become
- * an exit to the guest's own hypervisor) (spec section 10.2, at delivery).
+ * An entry injects one event.  When it is an NMI (new or re-injected), KVM
+ * would force an immediate exit for the interrupt; that exit finds the guest
+ * in its NMI handler, whose gate cleared IF, and only opens the interrupt
+ * window.  Opening the window at once saves the exit; where the gate left IF
+ * set, the window exits at once instead.  Only for vCPUs pvprof knows,
+ * outside guest mode (where an interrupt may have to become an exit to the
+ * guest's own hypervisor) (spec pvprof-host-sequence, at delivery).
  *
  * Return: true when the interrupt waits for KVM's interrupt window.
  */
@@ -726,7 +726,7 @@ bool __kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
  * cannot, it would reach the guest as an unknown NMI.  KVM_GET_VCPU_EVENTS
  * leaves it out; a VMM that writes that state back drops it from KVM, and
  * the NMI gate, finding nothing in flight, injects again for the notices
- * still unconsumed (spec section 10.2).
+ * still unconsumed (spec pvprof-host-sequence).
  *
  * Return: 1 when pvprof owes an NMI that KVM holds pending, else 0.
  */
@@ -788,7 +788,7 @@ void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
 }
 
 /**
- * pvprof_vcpu_unregister() - the guest's UNREGISTER (spec section 4.3)
+ * pvprof_vcpu_unregister() - the guest's UNREGISTER (spec pvprof-op-unregister)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held
  * @pv: its state, lock held
  *

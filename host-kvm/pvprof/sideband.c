@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PVPROF_OP_SIDEBAND (spec section 4.5): one message from the guest agent,
- * copied once, checked by the shared core, charged to the VM's token
+ * PVPROF_OP_SIDEBAND (spec pvprof-op-sideband): one message from the guest
+ * agent, copied once, checked by the shared core, charged to the VM's token
  * bucket and appended to the stream.
  */
 #define pr_fmt(fmt) "kvm-pvprof: " fmt

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The VM's stream and its readers (spec sections 12.6 and 13).
+ * The VM's stream and its readers (spec pvprof-ctl-stream and
+ * spec pvprof-stream).
  *
  * Every stream fd is an independent reader with a buffer of its own: a
  * record is copied into the buffer of each open reader, so a reader that
@@ -28,7 +29,7 @@
 #include "pvprof_host.h"
 #include "pvprof-core/stream.h"
 
-/* Bytes of each reader's buffer (a power of two, spec section 12.6). */
+/* Bytes of each reader's buffer (a power of two, spec pvprof-ctl-stream). */
 #define PVPROF_READER_BUF_SIZE	(1U << 20)
 #define PVPROF_READER_MASK	(PVPROF_READER_BUF_SIZE - 1)
 
@@ -269,7 +270,7 @@ unlock:
  * @event: PVPROF_VCPU_*
  *
  * A reader that cannot take the record keeps only the vCPU's latest
- * registration change for its gap (spec section 13.6).
+ * registration change for its gap (spec pvprof-st-vcpu).
  */
 void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 			    u32 event)
@@ -348,7 +349,7 @@ static bool reader_put_losses(struct pvprof_reader *rd, unsigned int idx,
  * Each reader gets the count since the previous LOSS record of the same
  * vCPU and reason it got.  A record that does not fit is not lost: its
  * count stays owed to that reader and is written out when its reads reach
- * the gap (spec section 13.5).
+ * the gap (spec pvprof-st-loss).
  */
 void pvprof_stream_put_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 {
@@ -570,7 +571,7 @@ static ssize_t pvprof_stream_read(struct file *file, char __user *ubuf,
 		if (!ret)
 			ret = reader_read_gap(rd, ubuf, count, &done);
 	} while (!ret && done != before);
-	/* Too small for the next record: spec section 13.2. */
+	/* Too small for the next record: spec pvprof-stream-reading. */
 	if (!ret && !done)
 		ret = -EINVAL;
 	if (done)

@@ -280,9 +280,9 @@ void pvprof_vcpu_drop_registration(struct kvm_vcpu *vcpu)
  * kvm_pvprof_vcpu_real_mode() - the VMM set the vCPU to real mode
  * @vcpu: the vCPU, vcpu->mutex held
  *
- * Called from KVM_SET_SREGS(2) with CR0.PE clear, the VMM's reset of the
- * vCPU (spec section 5.2): drops the registration.  KVM keeps the NMIs it
- * holds, so an NMI pvprof owes stays owed.
+ * Called from KVM_SET_SREGS(2) with CR0.PE clear, the VMM's reset of the vCPU
+ * (spec pvprof-registration-end): drops the registration.  KVM keeps the NMIs
+ * it holds, so an NMI pvprof owes stays owed.
  */
 void kvm_pvprof_vcpu_real_mode(struct kvm_vcpu *vcpu)
 {
@@ -314,8 +314,8 @@ void kvm_pvprof_nmis_discarded(struct kvm_vcpu *vcpu)
  * kvm_pvprof_vcpu_reset() - KVM resets the vCPU (creation, INIT, RESET)
  * @vcpu: the vCPU, on its own thread or being created
  *
- * Drops the registration (spec section 5.2) and forgets the NMI pvprof
- * owed: kvm_vcpu_reset() discards every NMI KVM holds.  A vCPU being
+ * Drops the registration (spec pvprof-registration-end) and forgets the NMI
+ * pvprof owed: kvm_vcpu_reset() discards every NMI KVM holds.  A vCPU being
  * created has no state of its own yet (pvprof_vcpu_find()).
  */
 void kvm_pvprof_vcpu_reset(struct kvm_vcpu *vcpu)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kvm-pvprof enable, disable, expose: the control ioctls that change a VM's
- * pvprof state (spec sections 12.3, 12.4, 12.7).
+ * pvprof state (spec pvprof-ctl-enable, spec pvprof-ctl-disable,
+ * spec pvprof-ctl-expose).
  */
 #include <errno.h>
 #include <getopt.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kvm-pvprof: the host command of pvprof. It controls sampling of a running
- * VM through the pvprof system ioctls on /dev/kvm (spec section 12).
+ * VM through the pvprof system ioctls on /dev/kvm (spec pvprof-ctl).
  *
  * Exit status: 0 ok, 1 the operation failed, 2 usage error.
  */

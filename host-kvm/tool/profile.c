@@ -8,8 +8,8 @@
  * innermost frame) and a function table; the views that need each sample
  * (the top table, the per-vCPU table, pprof) see it through a sink in the
  * same walk.  A record's frames are kernel frames first, innermost first,
- * then user frames innermost first (spec 9.1): the tree puts user code
- * nearer the root and the kernel path above it.
+ * then user frames innermost first (spec pvprof-record-layout): the tree
+ * puts user code nearer the root and the kernel path above it.
  */
 #include <errno.h>
 #include <inttypes.h>

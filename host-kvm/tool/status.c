@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kvm-pvprof status: a VM's pvprof state, per-vCPU registrations and
- * counters, and losses by reason (spec sections 11 and 12.5).
+ * counters, and losses by reason (spec pvprof-losses and
+ * spec pvprof-ctl-status).
  */
 #include <errno.h>
 #include <getopt.h>

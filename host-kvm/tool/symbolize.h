@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The host-side symbolizer: builds the guest's kernel, module, process and
- * ELF symbol tables from sideband messages (spec section 14.2) and names
- * the addresses of callchain records with them, offline.
+ * ELF symbol tables from sideband messages (spec pvprof-sideband-payloads)
+ * and names the addresses of callchain records with them, offline.
  *
  * Everything it is given came from the guest: every message is checked
  * with the shared core before use, a bad one is counted and ignored, and

@@ -2,9 +2,8 @@
 /*
  * The host tool's store of guest unwind tables: assembles the .eh_frame_hdr,
  * .eh_frame and .debug_frame sections of the guest's ELF files, keyed by
- * build-id, from PVPROF_SB_UNWIND parts (spec section 14.2, "UNWIND"), so
- * that user stack snapshots of code without frame pointers can be unwound
- * offline.
+ * build-id, from PVPROF_SB_UNWIND parts (spec pvprof-sb-unwind), so that user
+ * stack snapshots of code without frame pointers can be unwound offline.
  *
  * The parts come from the guest: each message is checked with the shared
  * core, parts may arrive in any order and more than once (the agent sends

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Smoke test of the control plane's checks (spec sections 12 and 15): the
- * error of every common check, ENABLE's argument checks, exposure seen
- * from the guest's PROBE, the capability check as an unprivileged user,
- * and a stream read into a buffer too small for a record.
+ * Smoke test of the control plane's checks (spec pvprof-ctl and
+ * spec pvprof-exposure): the error of every common check, ENABLE's argument
+ * checks, exposure seen from the guest's PROBE, the capability check as an
+ * unprivileged user, and a stream read into a buffer too small for a record.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Hostile guests (issue #4, spec sections 7.3, 9.3 and 11): each case runs
- * one misbehaving guest against the sampling host, then checks that
+ * Hostile guests (issue #4, spec pvprof-invalid-indices,
+ * spec pvprof-record-drain and spec pvprof-losses): each case runs one
+ * misbehaving guest against the sampling host, then checks that
  *   - what it did was dropped and counted with the right loss reason,
  *   - the books balance once the vCPU is quiescent
  *     (samples == notices + sample losses,
@@ -171,7 +172,7 @@ static void hostile_nmi(struct ex_regs *regs)
 		 * Everything the host writes except magic, cookie and
 		 * record_tail: the host rewrites record_tail only when it
 		 * drains, so a guest that scribbles it stalls its own record
-		 * ring (it hurts only itself, section 7.3).
+		 * ring (it hurts only itself, spec pvprof-invalid-indices).
 		 */
 		hdr->size = 3;
 		hdr->max_depth = 0;
@@ -382,7 +383,10 @@ static void check_hostile_books(enum hostile_mode mode,
 		break;
 	case M_IGNORE:
 		TEST_ASSERT_EQ(vs->notices, PVPROF_NOTICE_SLOTS);
-		/* The gate injects again after each delivery (section 10.2). */
+		/*
+		 * The gate injects again after each delivery
+		 * (spec pvprof-host-sequence).
+		 */
 		TEST_ASSERT(vs->nmis >= 1, "no pvprof NMI");
 		TEST_ASSERT_EQ(vs->losses[PVPROF_LOSS_UNANSWERED], PVPROF_NOTICE_SLOTS);
 		break;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Registration lifecycle under sampling (issue #4, spec sections 5 and 11):
- * a vCPU reset, the buffer's memslot deleted or moved, dirty logging and
- * the dirty ring, ENABLE/DISABLE a thousand times while the vCPU runs,
- * DISABLE draining a halted vCPU, the VM destroyed while sampling with a
- * reader blocked in read(), and KSM merging and compaction in L1 while
+ * Registration lifecycle under sampling (issue #4, spec pvprof-lifecycle and
+ * spec pvprof-losses): a vCPU reset, the buffer's memslot deleted or moved,
+ * dirty logging and the dirty ring, ENABLE/DISABLE a thousand times while the
+ * vCPU runs, DISABLE draining a halted vCPU, the VM destroyed while sampling
+ * with a reader blocked in read(), and KSM merging and compaction in L1 while
  * sampling.
  *
  * The buffer lives in its own memslot (slot 1) so that it can be deleted,
@@ -563,10 +563,10 @@ static void end_halted(struct test_vm *t, pthread_t thread)
 }
 
 /*
- * DISABLE drains from its caller (spec section 12.4): the guest posts its
- * answers and halts with interrupts off, so its vCPU thread sleeps in
- * KVM_RUN and processes no request; DISABLE still brings every posted
- * record to the stream and closes the books.
+ * DISABLE drains from its caller (spec pvprof-ctl-disable): the guest posts
+ * its answers and halts with interrupts off, so its vCPU thread sleeps in
+ * KVM_RUN and processes no request; DISABLE still brings every posted record
+ * to the stream and closes the books.
  */
 static void test_disable_drains_halted_vcpu(void)
 {
@@ -600,10 +600,10 @@ static void test_disable_drains_halted_vcpu(void)
 }
 
 /*
- * Answers to notices still unresolved at DISABLE, posted after it (spec
- * section 9.3): the guest answers them and halts, and no sample's request
- * and no return to user space follows; the exits on the way (the HLT) drain
- * them on the vCPU's thread.
+ * Answers to notices still unresolved at DISABLE, posted after it
+ * (spec pvprof-record-drain): the guest answers them and halts, and no
+ * sample's request and no return to user space follows; the exits on the way
+ * (the HLT) drain them on the vCPU's thread.
  */
 static void test_answers_after_disable_drained(void)
 {

@@ -142,7 +142,7 @@ static void test_vmm_nmi_state_write_forgets_owed_nmi(void)
 	/*
 	 * The guest answers until it holds in an NMI handler, which leaves
 	 * that NMI's notices unconsumed (a guest that answered none would
-	 * soon get none: spec section 10.2, step 5).
+	 * soon get none: spec pvprof-host-sequence, step 5).
 	 */
 	do {
 		TEST_ASSERT(test_now_ns() < deadline, "no pvprof NMI in %d s", PHASE_SECONDS);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * REGISTER is bounded per vCPU (issue #29, item 8; spec section 4.2,
+ * REGISTER is bounded per vCPU (issue #29, item 8; spec pvprof-op-register,
  * check 4): a guest that registers and unregisters in a loop gets
  * -PVPROF_ERATELIMIT once it has registered PVPROF_REGISTER_RATE times
  * within a second, and its VM's stream carries only the registrations

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Smoke test of the host's registration (spec section 4.2 to 4.4 and 5.2):
- * a good REGISTER writes header lines 0 and 1 and QUERY/UNREGISTER follow
- * it, every bad REGISTER gets the spec's code and writes nothing, and a
- * reset of the vCPU from user space, or hiding pvprof, drops it.
+ * Smoke test of the host's registration (spec pvprof-op-register,
+ * spec pvprof-op-unregister, spec pvprof-op-query and
+ * spec pvprof-registration-end): a good REGISTER writes header lines 0 and 1
+ * and QUERY/UNREGISTER follow it, every bad REGISTER gets the spec's code and
+ * writes nothing, and a reset of the vCPU from user space, or hiding pvprof,
+ * drops it.
  *
  * The guest executes whatever hypercall the host last put in `cmd` and
  * reports the result, so one VM serves a whole sequence of calls.
@@ -277,7 +279,10 @@ static bool expose_param_set(bool on)
 	return fclose(f) == 0 && ok;
 }
 
-/* pvprof_expose=0 hides pvprof (spec section 15) and drops registrations. */
+/*
+ * pvprof_expose=0 hides pvprof (spec pvprof-exposure) and drops
+ * registrations.
+ */
 static void test_hidden_drops_registration(void)
 {
 	struct guest g;

@@ -348,13 +348,13 @@ static void guest_slow_handler_code(void)
 }
 
 /*
- * A sample taken while the guest is in its NMI handler becomes a notice
- * that no NMI can reach until the handler returns.  The host opens KVM's
- * NMI window for it (spec section 10.2, step 6), so the next NMI arrives
- * right after the handler's IRET and answers that notice with its own
- * stack.  Without the window it would wait for the next sample's exit and
- * be answered stale behind that sample's notice: every slow run would
- * leave one stale answer.
+ * A sample taken while the guest is in its NMI handler becomes a notice that
+ * no NMI can reach until the handler returns.  The host opens KVM's NMI
+ * window for it (spec pvprof-host-sequence, step 6), so the next NMI arrives
+ * right after the handler's IRET and answers that notice with its own stack.
+ * Without the window it would wait for the next sample's exit and be answered
+ * stale behind that sample's notice: every slow run would leave one stale
+ * answer.
  */
 static void test_slow_handler_not_stale(void)
 {
@@ -536,7 +536,7 @@ static void phase_run(struct kvm_vcpu *vcpu, unsigned int start_stage,
  * An interrupt due on an entry that injects an NMI cannot be injected on
  * that entry.  Stock KVM forces an immediate exit for it, which finds the
  * guest in its NMI handler with IF clear and only opens the interrupt
- * window.  pvprof opens the window at once (spec section 10.2, at
+ * window.  pvprof opens the window at once (spec pvprof-host-sequence, at
  * delivery): with an interrupt pending behind IF=0 all through phase B,
  * its NMIs must cost no more interrupt exits than phase A's (one per
  * sample, the host timer's, plus the host's own interrupts), where stock

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A guest that stops reading notices (a crash kernel without the driver, a
- * hung driver) is not sent one NMI per sample (issue #29, item 7).  After
- * 8 pvprof NMIs in a row that left the guest's notice_tail where it was,
- * the host injects only every 64th and counts the rest in STATUS's
- * nmis_withheld (spec section 10.2, step 5); once the guest reads a notice
- * again, every sample gets its NMI.
+ * hung driver) is not sent one NMI per sample (issue #29, item 7).  After 8
+ * pvprof NMIs in a row that left the guest's notice_tail where it was, the
+ * host injects only every 64th and counts the rest in STATUS's nmis_withheld
+ * (spec pvprof-host-sequence, step 5); once the guest reads a notice again,
+ * every sample gets its NMI.
  *
  * The oracle is the guest's own count of the NMIs it took, against the
  * samples the host took meanwhile.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sampling across CPUs (issue #4, spec sections 7 and 11): the thread that
- * runs a vCPU moved between L1 CPUs while sampling, and a VM whose two
- * vCPUs are registered and sampled concurrently on two threads. Run in an
- * L1 with two CPUs (run-configs.sh's pvprof-epyc-smp2).
+ * Sampling across CPUs (issue #4, spec pvprof-ordering and
+ * spec pvprof-losses): the thread that runs a vCPU moved between L1 CPUs
+ * while sampling, and a VM whose two vCPUs are registered and sampled
+ * concurrently on two threads. Run in an L1 with two CPUs (run-configs.sh's
+ * pvprof-epyc-smp2).
  *
  * Each vCPU's buffer is its own part of memslot 1; guest code knows which
  * vCPU it runs on from its stack (the library gives vCPU 1 its own stack,
@@ -208,9 +209,9 @@ static void move_to_cpu(int cpu)
 
 /*
  * The thread running the vCPU moved between CPU 0 and CPU 1 between ticks
- * (spec 7.2: the sampling event follows the vCPU to its new CPU, and the
- * vCPU's request path runs wherever the thread is): samples and records
- * keep arriving across the moves, and the books balance.
+ * (spec pvprof-ctl-enable: the sampling event follows the vCPU to its new
+ * CPU, and the vCPU's request path runs wherever the thread is): samples and
+ * records keep arriving across the moves, and the books balance.
  */
 static void test_vcpu_thread_migrates(void)
 {

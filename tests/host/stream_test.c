@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stream fd semantics (spec sections 12.6 and 13): several readers of one
- * VM, a reader that never reads, readers that close early, poll() and end
- * of file when the VM is destroyed.
+ * Stream fd semantics (spec pvprof-ctl-stream and spec pvprof-stream):
+ * several readers of one VM, a reader that never reads, readers that close
+ * early, poll() and end of file when the VM is destroyed.
  *
  * The guest registers and answers pvprof NMIs with the deepest records
  * (1048-byte stream records), so a reader's 1 MiB buffer overflows after

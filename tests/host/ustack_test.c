@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * User stack snapshots (spec sections 9.3 and 9.4): records that span
- * slots, wrapping at the ring's end, reach the stream byte for byte; the
- * host asks for them only while ENABLE says so; a guest that attaches more
- * than the host asked for has the record rejected, counted as invalid.
+ * User stack snapshots (spec pvprof-record-drain and spec pvprof-ustack):
+ * records that span slots, wrapping at the ring's end, reach the stream byte
+ * for byte; the host asks for them only while ENABLE says so; a guest that
+ * attaches more than the host asked for has the record rejected, counted as
+ * invalid.
  *
  * The guest answers every notice as a user-mode sample whose "user stack"
  * is a pattern of its own memory, with the notice's seq in its first 8
@@ -178,7 +179,7 @@ static void test_snapshots_asked_streamed_and_bounded(void)
 	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi_handler);
 	vcpu_run_expect_sync(vcpu, STAGE_REGISTERED, &uc);
 
-	/* ENABLE's own bounds (spec section 12.3). */
+	/* ENABLE's own bounds (spec pvprof-ctl-enable). */
 	en.vm_fd = vm->fd;
 	en.ustack_size = PVPROF_USTACK_MAX + 8;
 	TEST_ASSERT_EQ(pvprof_ctl(vm, PVPROF_CTL_ENABLE, &en), -EINVAL);

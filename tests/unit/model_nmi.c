@@ -410,11 +410,11 @@ static void overflow(struct model *m)
 }
 
 /*
- * The host's work before an entry: the core's sequence (spec section
- * 10.2), run by sim_host_entry() as the KVM module runs it.  The reference
- * model predicts each of its decisions from counts alone: whether the
- * pending sample waits or becomes a notice, whether the gate injects or
- * opens the NMI window, how many records the drain takes.
+ * The host's work before an entry: the core's sequence
+ * (spec pvprof-host-sequence), run by sim_host_entry() as the KVM module runs
+ * it.  The reference model predicts each of its decisions from counts alone:
+ * whether the pending sample waits or becomes a notice, whether the gate
+ * injects or opens the NMI window, how many records the drain takes.
  */
 static void host_work(struct model *m)
 {

@@ -89,7 +89,10 @@ static bool identity_ok(struct sim_vcpu *v)
 	return pvprof_host_identity_ok(&line0, &v->ring);
 }
 
-/* Spec section 5.2, rule 3: the host writes only its registration's buffer. */
+/*
+ * The host writes only its registration's buffer
+ * (spec pvprof-registration-end, rule 3).
+ */
 static void check_write(struct sim_vcpu *v, __u32 off)
 {
 	ck_assert_msg(v->registered && identity_ok(v),
@@ -280,7 +283,7 @@ bool sim_host_nmi_delivery(struct sim_vcpu *v, bool more_nmis_pending)
 	return ret > 0;
 }
 
-/* Step 4 alone: a notice for a sample, now (spec section 10.2). */
+/* Step 4 alone: a notice for a sample, now (spec pvprof-host-sequence). */
 bool sim_put_notice(struct sim_vcpu *v, __u64 ip, __u8 cpl)
 {
 	struct pvprof_sample s = { .ip = ip, .cpl = cpl, .host_time_ns = v->acct.samples,

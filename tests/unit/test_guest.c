@@ -355,7 +355,8 @@ static int fake_ustack(void *ctx, const struct pvprof_record *rec, __u64 *regs,
 
 /*
  * Records with snapshots span slots and wrap at the ring's end; the host
- * copies each once and streams it whole (spec sections 9.3 and 9.4).
+ * copies each once and streams it whole (spec pvprof-record-drain and
+ * spec pvprof-ustack).
  */
 START_TEST(guest_ustack_spans_wrap_and_stream)
 {

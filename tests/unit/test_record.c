@@ -280,7 +280,7 @@ START_TEST(reject_user_frame_range)
 }
 END_TEST
 
-/* Slots enough for the largest record with a snapshot (spec section 9.4). */
+/* Slots enough for the largest record with a snapshot (spec pvprof-ustack). */
 struct test_span {
 	union {
 		struct pvprof_record rec;

@@ -100,9 +100,12 @@ static int st_run(unsigned int notices, u64 head)
 	for (i = 0; i < notices; i++)
 		pvprof_notice_encode((void *)((u8 *)h + pvprof_notice_offset(i)),
 				     &sample, i + 1, false);
-	/* Publish the notices as the host does (spec section 7.2). */
+	/* Publish the notices as the host does (spec pvprof-index-table). */
 	smp_store_release(&h->notice_head, head);
-	/* An NMI for notices is pvprof's: the host says so (spec section 10.2). */
+	/*
+	 * An NMI for notices is pvprof's: the host says so
+	 * (spec pvprof-host-sequence).
+	 */
 	if (notices)
 		WRITE_ONCE(h->nmi_delivered, 1);
 

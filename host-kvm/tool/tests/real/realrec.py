@@ -27,8 +27,9 @@ the same way and must give every sample's frames as IN did.  A manifest
 variant: OUT is IN made hostile in one way, for the tests (variants lists
 the names); nothing else changes.
 
-The layout is pvprof-data(5)'s and the specification's (section 9.4,
-13, 14); the reader and writer are tests/rec-replicate.py's.
+The layout is pvprof-data(5)'s and the specification's (spec pvprof-ustack,
+spec pvprof-stream, spec pvprof-sideband); the reader and writer are
+tests/rec-replicate.py's.
 """
 import argparse
 import collections

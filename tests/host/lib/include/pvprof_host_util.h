@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host-side helpers of the pvprof data-path tests: the control plane on a
- * test VM, the per-vCPU books (spec section 11.3) and a checking stream
- * reader. Everything asserts: a failure ends the current case.
+ * test VM, the per-vCPU books (spec pvprof-loss-invariants) and a checking
+ * stream reader. Everything asserts: a failure ends the current case.
  */
 #ifndef PVPROF_HOST_UTIL_H
 #define PVPROF_HOST_UTIL_H
