@@ -14,7 +14,8 @@ fails at once.
     supervisor.py l1 ...        one L1 run (run-l1 prepares it; see run-l1 --help)
     supervisor.py l2 ...        one L2 run inside L1 (see run-l2 --help)
     supervisor.py l2-command .. the L2 QEMU command line, NUL-separated, for
-                                a caller that drives the L2's console itself
+                                a caller that runs the L2's QEMU itself
+    supervisor.py l2-wait-init  the init of such an L2, reset when it hangs
     supervisor.py classify DIR  the death a kept run shows (died-N/ directories,
                                 tests/nested/deaths/ samples)
     supervisor.py state SOCKET  a QEMU's run state and registers through QMP
@@ -907,6 +908,60 @@ def cmd_l2(args):
     return death.status
 
 
+def cmd_l2_wait_init(args):
+    """An L2 that its caller runs under a QEMU of its own (--reboot: a
+    reset reboots it): waits until its console has more than --inits
+    L2-INIT lines. A boot without one within --init-timeout is the
+    emulation's l2-hung-before-init: its registers are kept and the L2 is
+    reset through QMP, under the policy of every other boot."""
+    global PROG
+    PROG = "run-l2"
+
+    def inits(text):
+        return len(re.findall(r"^L2-INIT", text, flags=re.M))
+
+    def run_boot(number):
+        if number > 1:
+            try:
+                qmp = QMP(args.qmp)
+                qmp.execute("system_reset")
+                qmp.close()
+            except (OSError, ValueError) as e:
+                say(f"cannot reset the L2 through {args.qmp}: {e}")
+                return Evidence(qemu_status=1)
+        start = time.monotonic()
+        while True:
+            with open(args.console, errors="replace") as f:
+                text = f.read()
+            if inits(text) > args.inits:
+                return Evidence(status=0, console=text)
+            if time.monotonic() - start >= args.init_timeout:
+                return Evidence(console=text, stopped="boot-bound", qemu_status=0,
+                                seconds=time.monotonic() - start)
+            time.sleep(0.5)
+
+    def keep(number, ev):
+        kept = f"{args.state}.died-{number}"
+        with open(kept, "w") as f:
+            f.write(vm_state(args.qmp))
+        return kept
+
+    def describe(ev):
+        if ev.status == 0:
+            return None, ""
+        # Only what came after the last boot's init counts.
+        ev.console = ev.console.split("L2-INIT")[-1]
+        return classify(ev, "l2")
+
+    ev, death, detail, number = supervise(args.boots, run_boot, keep, describe)
+    if death is None:
+        return 0
+    with open(args.state, "w") as f:
+        f.write(vm_state(args.qmp))
+    say(f"{death.name}: {detail} ({number} boots); its registers in {args.state}")
+    return death.status
+
+
 def cmd_l2_command(args):
     spec = l2_spec(args, args.console)
     spec.reboot = args.reboot
@@ -1014,6 +1069,17 @@ def main():
     p.add_argument("qemu_args", nargs="*", metavar="-- QEMU-ARG",
                    help="more QEMU arguments, after --")
     p.set_defaults(func=cmd_l2_command)
+
+    p = sub.add_parser("l2-wait-init", help="wait for the init of an L2 under the caller's "
+                       "own --reboot QEMU, resetting it through QMP when it hangs")
+    p.add_argument("--console", required=True)
+    p.add_argument("--qmp", required=True)
+    p.add_argument("--inits", type=int, default=0,
+                   help="L2-INIT lines the console had before this boot")
+    p.add_argument("--init-timeout", type=positive(int), default=120)
+    p.add_argument("--state", required=True, help="where a hung boot's registers go")
+    p.add_argument("--boots", type=positive(int), default=2)
+    p.set_defaults(func=cmd_l2_wait_init)
 
     p = sub.add_parser("classify", help="the death a kept boot shows")
     p.add_argument("dir")

@@ -247,15 +247,15 @@ checks_ran_since() {
 }
 
 # init_or_reset NAME INITS: waits until the console of the mig L2 NAME
-# has more than INITS L2-INIT lines.  A boot without one $init_timeout s
-# (times the factor) after it started was failed by the emulation before init
-# (run-l2 --help), and the L2 is reset once more, its registers kept.
+# has more than INITS L2-INIT lines. A boot without one $init_timeout s
+# (times the factor) after it started was failed by the emulation before
+# init: the supervisor resets it once more, its registers kept
+# (supervisor.py l2-wait-init).
 init_or_reset() {
 	local name=$1 inits=$2
-	wait_count "$out/$name.console" '^L2-INIT' $((inits + 1)) "$init_timeout" && return 0
-	vm_state "/tmp/e2e-$name.qmp" > "$out/$name-hung-state.txt" 2>&1
-	echo "note: $name: no L2-INIT within $((init_timeout * factor)) s of its boot; reset once more" >> "$out/mig.log"
-	step "reset-again-$name" qmp "/tmp/e2e-$name.qmp" system_reset
+	step "init-$name" python3 "$NESTED_DIR/supervisor.py" l2-wait-init \
+		--console "$out/$name.console" --qmp "/tmp/e2e-$name.qmp" --inits "$inits" \
+		--init-timeout $((init_timeout * factor)) --state "$out/$name-hung-state.txt"
 }
 
 wait_migrated() {
@@ -561,8 +561,8 @@ check migrate-to-file "steps: $(grep -E 'step (migrate|migrated|quit-a|started-b
 	is_y "$(stepok migrate && stepok migrated && stepok started-b && stepok enable-b && stepok attached-b && stepok migrate-incoming && stepok incoming && echo y)"
 check migrated-reregisters "$(grep -E 'step (b-reregistered|b-runs) ' "$ml" | tr '\n' ' '); host: $(jq_num "$out/b-migrated.json" .registered_vcpus) registered" \
 	is_y "$(stepok b-reregistered && stepok b-runs && [ "$(jq_num "$out/b-migrated.json" .registered_vcpus)" = 1 ] && echo y)"
-sed -n 's/^note: /  note: mig L2: /p' "$ml"
-check reset-reregisters "$(grep -E 'step (reset|reset-again-b|reboot|b-after-reset) |^note: b' "$ml" | tr '\n' ' '); last: $(cat "$out/b-last-state" 2>/dev/null)" \
+grep '^run-l2: ' "$ml" | sed 's/^/  note: mig L2: /'
+check reset-reregisters "$(grep -E 'step (reset|init-b|reboot|b-after-reset) |^run-l2: ' "$ml" | tr '\n' ' '); last: $(cat "$out/b-last-state" 2>/dev/null)" \
 	is_y "$(stepok reset && stepok reboot && stepok b-after-reset && grep -q 'MIG-STATE registered 1 ' "$out/b-last-state" && echo y)"
 "$BIN/e2e-stream" check "$out/b.stream" > "$out/check-b.out" 2>&1
 check reset-host-events "B stream: vCPU 0 $(fact "$out/check-b.out" vcpu0_dropped) DROPPED, $(fact "$out/check-b.out" vcpu0_registered) REGISTERED" \
