@@ -4,7 +4,9 @@
 #
 #   make            build user space (shared core, tools, unit tests)
 #   make check      install missing Debian packages, build, run every suite
-#   make check-unit fast suites only: unit, model, fuzz smoke, bench-core smoke,
+#                   (35-40 min on a fresh 2-core machine)
+#   make check-unit fast suites only, no VM: the VM supervisor's classifier,
+#                   spec, unit, model, fuzz smoke, tool, bench-core smoke,
 #                   guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
