@@ -201,11 +201,13 @@ in_l1_main() {
 mig_qemu() {
 	local name=$1 cmd
 	shift
-	mapfile -d '' -t cmd < <(python3 "$NESTED_DIR/supervisor.py" l2-command \
+	# Through a file: L1's /dev has no /dev/fd for a process substitution.
+	python3 "$NESTED_DIR/supervisor.py" l2-command \
 		--kernel "$l2_kernel" --initrd "$L2_IMAGE" --machine pc --mem 256 --reboot \
 		--append "e2e_mode=mig $l2_args" --console "$out/$name.console" \
 		--qmp "/tmp/e2e-$name.qmp" --pidfile "$out/$name.pid" -- \
-		-drive "if=none,id=snap,format=qcow2,file=$out/snap.qcow2" "$@")
+		-drive "if=none,id=snap,format=qcow2,file=$out/snap.qcow2" "$@" > "/tmp/e2e-$name.cmd"
+	mapfile -d '' -t cmd < "/tmp/e2e-$name.cmd"
 	"${cmd[@]}" < /dev/null > "$out/$name.qemu.log" 2>&1 &
 }
 
