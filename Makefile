@@ -42,7 +42,7 @@ export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
-	demo check-demo check-unwind bench bench-core clean help agent check-agent
+	demo check-demo check-unwind bench bench-core freeze-study clean help agent check-agent
 
 all: user
 
@@ -155,6 +155,11 @@ check-unwind: deps
 
 bench: deps
 	tests/bench/run.sh $(if $(HZ),--hz $(HZ)) $(if $(REPS),--reps $(REPS))
+
+# Issue #29's freeze study (tests/nested/freeze/README.md): about 1 h 40 min
+# with the defaults; not in make check.
+freeze-study: deps modules guest-driver tool
+	O=$(O) tests/nested/freeze/run $(FREEZE_ARGS)
 
 # Native: perf records a workload here, kvm-pvprof and perf read the same samples.
 bench-core: deps
