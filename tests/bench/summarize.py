@@ -172,30 +172,46 @@ def overhead_ratio(runs):
     return ov_c / ov_b if ov_b > 0 else None
 
 
-def overhead_ratio_interval(runs, reps, level=0.90, draws=4000):
-    """A percentile bootstrap interval for overhead_ratio. The unit drawn
-    is the repetition, all its conditions together: they ran back to back,
-    so the machine's speed at the time is shared between them, and the
-    interval keeps that pairing. Draws in which (b) added no time count as
-    an unbounded ratio; a seeded generator makes the interval repeatable."""
+def bootstrap_draws(runs, reps, draws=4000):
+    """Resamplings of the repetitions for a percentile bootstrap. The unit
+    drawn is the repetition, all its conditions together: they ran back to
+    back, so the machine's speed at the time is shared between them, and
+    the draws keep that pairing. A draw that lacks a condition (its runs
+    were all left out as stalls) is redrawn; a seeded generator makes every
+    interval repeatable."""
     by_rep = {rep: {c: [r for r in runs[c] if r["rep"] == rep] for c in CONDITIONS}
               for rep in range(1, reps + 1)}
     gen = random.Random(0)
-    ratios = []
-    while len(ratios) < draws:
+    resamples = []
+    while len(resamples) < draws:
         drawn = {c: [] for c in CONDITIONS}
         for _ in range(reps):
             for c, rs in by_rep[gen.randint(1, reps)].items():
                 drawn[c] += rs
         if any(not rs for rs in drawn.values()):
             continue
-        ratio = overhead_ratio(drawn)
-        ratios.append(float("inf") if ratio is None else ratio)
-    ratios.sort()
+        resamples.append(drawn)
+    return resamples
+
+
+def bootstrap_interval(resamples, statistic, target, level=0.90, digits=4):
+    """The central `level` share of `statistic` over the resamples, and the
+    share of them at or under `target`. A statistic that is None in a draw
+    (unbounded: a denominator of zero) counts as infinite; `high` is None
+    when such draws reach the upper percentile."""
+    values = sorted(float("inf") if v is None else v
+                    for v in (statistic(drawn) for drawn in resamples))
     tail = (1 - level) / 2
-    lo, hi = ratios[int(tail * draws)], ratios[int((1 - tail) * draws) - 1]
-    return {"level": level, "low": rnd(lo), "high": None if hi == float("inf") else rnd(hi),
-            "draws": draws, "share_at_or_under_2_5": rnd(sum(r <= 2.5 for r in ratios) / draws)}
+    lo, hi = values[int(tail * len(values))], values[int((1 - tail) * len(values)) - 1]
+    return {"level": level, "low": rnd(lo, digits), "high": None if hi == float("inf") else rnd(hi, digits),
+            "draws": len(values), "share_at_or_under_target": rnd(sum(v <= target for v in values) / len(values))}
+
+
+def overhead_ratio_interval(resamples):
+    """A percentile bootstrap interval for overhead_ratio."""
+    ci = bootstrap_interval(resamples, overhead_ratio, 2.5)
+    ci["share_at_or_under_2_5"] = ci.pop("share_at_or_under_target")
+    return ci
 
 
 def spread(values):
@@ -244,6 +260,8 @@ def main():
         runs[c] = kept
     mean_t = {c: statistics.mean(r["seconds"] for r in runs[c]) for c in CONDITIONS}
     base = mean_t["none"]
+
+    resamples = bootstrap_draws(runs, args.reps)
 
     none_exits = {k: statistics.mean(r["exits"][k] for r in runs["none"]) for k in EXIT_COUNTERS}
     per = {}
@@ -321,7 +339,7 @@ def main():
         "losses": losses,
         "platform": platform,
         # Beyond the keys the issue defines: spreads, per-condition detail.
-        "overhead_ratio_interval": overhead_ratio_interval(runs, args.reps),
+        "overhead_ratio_interval": overhead_ratio_interval(resamples),
         "samples_ip_only": rnd(per["ip_only"]["samples_per_run"], 1),
         # perf's samples of the vCPU thread wherever they landed, the
         # host-mode ones (KVM and QEMU handling exits) included.
