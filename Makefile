@@ -6,8 +6,8 @@
 #   make check      install missing Debian packages, build, run every suite
 #                   (35-40 min on a fresh 2-core machine)
 #   make check-unit fast suites only, no VM: the VM supervisor's classifier,
-#                   spec, unit, model, fuzz smoke, tool, bench-core smoke,
-#                   guest driver build
+#                   make bench's summary, spec, unit, model, fuzz smoke, tool,
+#                   bench-core smoke, guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
@@ -80,6 +80,7 @@ check: deps
 
 check-unit:
 	O=$(O) tests/nested/supervisor-test.py
+	O=$(O) tests/bench/summarize-test.py
 	$(MAKE) -C spec run
 	$(MAKE) -C tests/unit run
 	$(MAKE) -C tests/fuzz smoke
