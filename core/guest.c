@@ -61,9 +61,9 @@ void pvprof_guest_set_ustack(struct pvprof_guest_buf *gb, pvprof_ustack_fn ustac
 	gb->scratch_size = scratch_size & ~7U;
 }
 
-static struct pvprof_record *record_slot(struct pvprof_guest_buf *gb, __u64 index)
+static struct pvprof_callchain *record_slot(struct pvprof_guest_buf *gb, __u64 index)
 {
-	return (struct pvprof_record *)((__u8 *)gb->hdr +
+	return (struct pvprof_callchain *)((__u8 *)gb->hdr +
 					pvprof_record_offset(&gb->geo, index));
 }
 
@@ -82,12 +82,12 @@ static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 asked, __u32 n
 {
 	__u64 fixed = pvprof_record_bytes(nr) + sizeof(struct pvprof_ustack);
 	__u64 limit = asked & ~7U;
-	__u64 half = (__u64)gb->geo.record_slots / 2 * PVPROF_RECORD_SLOT_SIZE;
+	__u64 half = (__u64)gb->geo.record_slots / 2 * PVPROF_CHAIN_SLOT_SIZE;
 
 	if (limit > PVPROF_USTACK_MAX)
 		limit = PVPROF_USTACK_MAX;
-	if (slots * PVPROF_RECORD_SLOT_SIZE < half)
-		half = slots * PVPROF_RECORD_SLOT_SIZE;
+	if (slots * PVPROF_CHAIN_SLOT_SIZE < half)
+		half = slots * PVPROF_CHAIN_SLOT_SIZE;
 	if (gb->scratch_size < half)
 		half = gb->scratch_size;
 	if (half <= fixed)
@@ -102,14 +102,14 @@ static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 asked, __u32 n
 static __u32 attach_ustack(struct pvprof_guest_buf *gb, void *ctx, __u32 asked,
 			   __u64 slots)
 {
-	struct pvprof_record *rec = gb->scratch;
+	struct pvprof_callchain *rec = gb->scratch;
 	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user;
 	__u32 room = ustack_room(gb, asked, nr, slots);
 	struct pvprof_ustack *us;
 	int got;
 
 	if (!room || !rec->nr_user ||
-	    (rec->flags & (PVPROF_REC_F_KTHREAD | PVPROF_REC_F_COMPAT)))
+	    (rec->flags & (PVPROF_CHAIN_F_KTHREAD | PVPROF_CHAIN_F_COMPAT)))
 		return 1;
 	us = pvprof_record_ustack(rec);
 	pvprof_memset(us, 0, sizeof(*us));
@@ -119,17 +119,17 @@ static __u32 attach_ustack(struct pvprof_guest_buf *gb, void *ctx, __u32 asked,
 		return 1;
 	us->size = (__u32)got;
 	pvprof_memset(pvprof_ustack_data(us) + got, 0, ((us->size + 7U) & ~7U) - us->size);
-	rec->flags |= PVPROF_REC_F_USTACK;
+	rec->flags |= PVPROF_CHAIN_F_USTACK;
 	rec->size = (__u16)pvprof_record_ustack_bytes(nr, us->size);
-	return PVPROF_RECORD_SPAN((__u32)rec->size);
+	return PVPROF_CHAIN_SPAN((__u32)rec->size);
 }
 
 /* Copy a record built in scratch memory into its slots, wrapping. */
 static void post_span(struct pvprof_guest_buf *gb, __u64 index,
-		      const struct pvprof_record *rec)
+		      const struct pvprof_callchain *rec)
 {
 	__u32 first = (__u32)(index % gb->geo.record_slots);
-	__u32 before_end = (gb->geo.record_slots - first) * PVPROF_RECORD_SLOT_SIZE;
+	__u32 before_end = (gb->geo.record_slots - first) * PVPROF_CHAIN_SLOT_SIZE;
 	__u32 size = rec->size;
 
 	if (size <= before_end) {
@@ -149,9 +149,9 @@ static void post_span(struct pvprof_guest_buf *gb, __u64 index,
  * @res: what was consumed and written, filled on every call
  *
  * Decides ownership from nmi_delivered, then reads notice_head (acquire)
- * and the host's record_tail (acquire, bounds checked), writes records for
+ * and the host's chain_tail (acquire, bounds checked), writes records for
  * the notices that fit in the record ring (the newest ones: the oldest are
- * dropped when it is full), publishes record_head and then notice_tail
+ * dropped when it is full), publishes chain_head and then notice_tail
  * (release), and keeps the line 3 statistics.
  *
  * Return: the events to report to the kernel's NMI layer, as Linux's NMI
@@ -168,7 +168,7 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 	struct pvprof_buf_header *h = gb->hdr;
 	int handled;
 	struct pvprof_notice newest;
-	struct pvprof_record *rec;
+	struct pvprof_callchain *rec;
 	__u64 head, tail, count, rhead, rtail, room, answer, i, delivered;
 	__u32 max_frames, asked, span = 1;
 
@@ -195,8 +195,8 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		break;
 	}
 
-	rhead = PVPROF_READ_ONCE(h->record_head);
-	rtail = pvprof_load_acquire(&h->record_tail);
+	rhead = PVPROF_READ_ONCE(h->chain_head);
+	rtail = pvprof_load_acquire(&h->chain_tail);
 	if (pvprof_ring_valid(rhead, rtail, gb->geo.record_slots)) {
 		room = gb->geo.record_slots - pvprof_ring_used(rhead, rtail);
 	} else {
@@ -225,7 +225,7 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		pvprof_record_init(rec, newest.seq, 0);
 		capture(ctx, &newest, rec, max_frames);
 		rec->seq = newest.seq;
-		rec->flags &= ~PVPROF_REC_F_STALE;
+		rec->flags &= ~PVPROF_CHAIN_F_STALE;
 		pvprof_record_finish(rec, max_frames);
 		if (asked) {
 			span = attach_ustack(gb, ctx, asked, room - (answer - 1));
@@ -236,18 +236,18 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		for (i = 0; i + 1 < answer; i++) {
 			const struct pvprof_notice *n = (const void *)((__u8 *)h +
 				pvprof_notice_offset(head - answer + i));
-			struct pvprof_record *stale = record_slot(gb, rhead + i);
+			struct pvprof_callchain *stale = record_slot(gb, rhead + i);
 
 			pvprof_record_init(stale, PVPROF_READ_ONCE(n->seq),
-					   PVPROF_REC_F_STALE);
+					   PVPROF_CHAIN_F_STALE);
 			stale->time_ns = rec->time_ns;
 			res->stale++;
 		}
-		pvprof_store_release(&h->record_head, rhead + answer - 1 + span);
+		pvprof_store_release(&h->chain_head, rhead + answer - 1 + span);
 	}
 	pvprof_store_release(&h->notice_tail, head);
 
-	bump(&h->guest_records, res->callchains);
+	bump(&h->guest_callchains, res->callchains);
 	bump(&h->guest_stale, res->stale);
 	if (res->dropped)
 		bump(&h->guest_errors, res->dropped);

@@ -23,7 +23,7 @@
  * Return: bytes copied (a short copy is fine), or a negative value when
  * there is no snapshot to take (the record is then posted without one).
  */
-typedef int (*pvprof_ustack_fn)(void *ctx, const struct pvprof_record *rec,
+typedef int (*pvprof_ustack_fn)(void *ctx, const struct pvprof_callchain *rec,
 				__u64 *regs, __u8 *data, __u32 max);
 
 /**
@@ -58,7 +58,7 @@ struct pvprof_guest_buf {
  * Runs in NMI context: no locks, no sleeping, bounded work.
  */
 typedef void (*pvprof_capture_fn)(void *ctx, const struct pvprof_notice *n,
-				  struct pvprof_record *rec, __u32 max_frames);
+				  struct pvprof_callchain *rec, __u32 max_frames);
 
 /**
  * struct pvprof_nmi_result - what one handler run consumed and wrote

@@ -79,7 +79,7 @@ struct pvprof_notice_facts {
  *	in the header (0: records carry no snapshot)
  * @cookie: the registration's cookie, nonzero
  * @notice_head: notices written (seq of the last one)
- * @record_tail: record slots consumed
+ * @chain_tail: record slots consumed
  * @nmi_head: notice_head when the last pvprof NMI was injected
  * @nmi_owed: a pvprof NMI was injected and no delivery was attributed to
  *	it yet; outlives the registration, like the NMI itself
@@ -100,7 +100,7 @@ struct pvprof_host_ring {
 	__u32 ustack_size;
 	__u64 cookie;
 	__u64 notice_head;
-	__u64 record_tail;
+	__u64 chain_tail;
 	__u64 nmi_head;
 	bool nmi_owed;
 	__u64 nmi_delivered;
@@ -156,7 +156,7 @@ enum pvprof_nmi_gate pvprof_host_nmi_gate(struct pvprof_host_ring *r,
 bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending);
 void pvprof_host_nmis_discarded(struct pvprof_host_ring *r);
 __u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
-				struct pvprof_vcpu_acct *acct, __u64 guest_record_head);
+				struct pvprof_vcpu_acct *acct, __u64 guest_chain_head);
 __u32 pvprof_host_record_offset(const struct pvprof_host_ring *r);
 __u32 pvprof_host_record_span(const struct pvprof_host_ring *r,
 			      const void *first_slot, __u32 ready);

@@ -16,11 +16,11 @@
 #define OFF_LINE1_STATE		__builtin_offsetof(struct pvprof_buf_header, state)
 #define OFF_USTACK_SIZE		__builtin_offsetof(struct pvprof_buf_header, ustack_size)
 #define OFF_NOTICE_HEAD		__builtin_offsetof(struct pvprof_buf_header, notice_head)
-#define OFF_RECORD_TAIL		__builtin_offsetof(struct pvprof_buf_header, record_tail)
+#define OFF_CHAIN_TAIL		__builtin_offsetof(struct pvprof_buf_header, chain_tail)
 #define OFF_NMI_HEAD		__builtin_offsetof(struct pvprof_buf_header, nmi_head)
 #define OFF_NMI_DELIVERED	__builtin_offsetof(struct pvprof_buf_header, nmi_delivered)
 #define OFF_NOTICE_TAIL		__builtin_offsetof(struct pvprof_buf_header, notice_tail)
-#define OFF_RECORD_HEAD		__builtin_offsetof(struct pvprof_buf_header, record_head)
+#define OFF_CHAIN_HEAD		__builtin_offsetof(struct pvprof_buf_header, chain_head)
 
 /* The first 16 bytes of the buffer: what the identity check reads. */
 struct pvprof_line0_id {
@@ -78,11 +78,11 @@ static int vcpu_read_span(const struct pvprof_host_vcpu *v, __u32 span)
 	__u8 *dst = v->work->span_copy;
 	__u32 k;
 
-	pvprof_memcpy(dst, v->work->record_copy, PVPROF_RECORD_SLOT_SIZE);
+	pvprof_memcpy(dst, v->work->record_copy, PVPROF_CHAIN_SLOT_SIZE);
 	for (k = 1; k < span; k++)
 		if (v->ops->read(v->ctx, pvprof_host_record_slot_offset(v->ring, k),
-				 dst + k * PVPROF_RECORD_SLOT_SIZE,
-				 PVPROF_RECORD_SLOT_SIZE))
+				 dst + k * PVPROF_CHAIN_SLOT_SIZE,
+				 PVPROF_CHAIN_SLOT_SIZE))
 			return -PVPROF_EFAULT;
 	return 0;
 }
@@ -90,13 +90,13 @@ static int vcpu_read_span(const struct pvprof_host_vcpu *v, __u32 span)
 /**
  * pvprof_host_vcpu_drain() - copy, validate and stream the posted records
  * @v: the vCPU, registered, its indices not exhausted
- * @publish_tail: store record_tail in the buffer afterwards; false for a
+ * @publish_tail: store chain_tail in the buffer afterwards; false for a
  *	drain from a thread other than the vCPU's, which leaves it to the
  *	vCPU's next pass and calls no operation but @read and @emit
  *
  * Copies each posted record once, validates the copy, and emits accepted
  * callchains; a stream that cannot take one counts
- * PVPROF_LOSS_STREAM_OVERFLOW (spec pvprof-record-drain).
+ * PVPROF_LOSS_STREAM_OVERFLOW (spec pvprof-callchain-drain).
  *
  * Context: process context, the vCPU's lock held.
  * Return: 0, or -PVPROF_EFAULT when the buffer could not be accessed.
@@ -108,17 +108,17 @@ int pvprof_host_vcpu_drain(const struct pvprof_host_vcpu *v, bool publish_tail)
 	__u64 head;
 	__u32 n;
 
-	if (ops->read(v->ctx, OFF_RECORD_HEAD, &head, sizeof(head)))
+	if (ops->read(v->ctx, OFF_CHAIN_HEAD, &head, sizeof(head)))
 		return -PVPROF_EFAULT;
-	/* Pairs with the guest's release of record_head. */
+	/* Pairs with the guest's release of chain_head. */
 	pvprof_smp_rmb();
 	n = pvprof_host_records_ready(v->ring, v->acct, head);
 	while (n) {
-		const struct pvprof_record *rec = (const void *)w->record_copy;
+		const struct pvprof_callchain *rec = (const void *)w->record_copy;
 		__u32 off = pvprof_host_record_offset(v->ring);
 		__u32 span = 1;
 
-		if (ops->read(v->ctx, off, w->record_copy, PVPROF_RECORD_SLOT_SIZE))
+		if (ops->read(v->ctx, off, w->record_copy, PVPROF_CHAIN_SLOT_SIZE))
 			return -PVPROF_EFAULT;
 		if (w->span_copy)
 			span = pvprof_host_record_span(v->ring, w->record_copy, n);
@@ -130,8 +130,8 @@ int pvprof_host_vcpu_drain(const struct pvprof_host_vcpu *v, bool publish_tail)
 		n -= span;
 		w->tail_unpublished = true;
 		if (pvprof_host_record(v->ring, v->acct, rec,
-				       span * PVPROF_RECORD_SLOT_SIZE) != PVPROF_REJ_NONE ||
-		    (rec->flags & PVPROF_REC_F_STALE))
+				       span * PVPROF_CHAIN_SLOT_SIZE) != PVPROF_REJ_NONE ||
+		    (rec->flags & PVPROF_CHAIN_F_STALE))
 			continue;
 		if (!ops->emit(v->ctx, pvprof_host_notice_facts(v->ring, rec->seq),
 			       rec, span))
@@ -140,7 +140,7 @@ int pvprof_host_vcpu_drain(const struct pvprof_host_vcpu *v, bool publish_tail)
 	if (!publish_tail || !w->tail_unpublished)
 		return 0;
 	w->tail_unpublished = false;
-	return ops->store_index(v->ctx, OFF_RECORD_TAIL, v->ring->record_tail);
+	return ops->store_index(v->ctx, OFF_CHAIN_TAIL, v->ring->chain_tail);
 }
 
 /*

@@ -43,11 +43,11 @@ struct pvprof_published {
  * @published: line 1's configuration as last written to the buffer
  * @awaits_nmi_window: the NMI gate opened KVM's NMI window; the notice
  *	step runs again at the next pass even without a sample
- * @tail_unpublished: record_tail moved since it was last written (a
+ * @tail_unpublished: chain_tail moved since it was last written (a
  *	remote drain leaves writing it to the vCPU's next pass)
  * @record_copy: host-private copy of one record slot
  * @span_copy: NULL, or 8-byte aligned room for
- *	PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) slots, for records with a
+ *	PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) slots, for records with a
  *	user stack snapshot (a guest may announce one spanning every posted
  *	slot; validation rejects it after the copy); without it such records
  *	are judged one slot at a time, and rejected
@@ -58,7 +58,7 @@ struct pvprof_host_work {
 	struct pvprof_published published;
 	bool awaits_nmi_window;
 	bool tail_unpublished;
-	__u64 record_copy[PVPROF_RECORD_SLOT_SIZE / 8];
+	__u64 record_copy[PVPROF_CHAIN_SLOT_SIZE / 8];
 	void *span_copy;
 };
 
@@ -100,7 +100,7 @@ struct pvprof_host_ops {
 	void (*inject_nmi)(void *ctx);
 	bool (*open_nmi_window)(void *ctx);
 	bool (*emit)(void *ctx, const struct pvprof_notice_facts *facts,
-		     const struct pvprof_record *rec, __u32 slots);
+		     const struct pvprof_callchain *rec, __u32 slots);
 };
 
 /**

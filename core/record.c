@@ -32,11 +32,11 @@ static const char * const reject_names[PVPROF_REJ_NR] = {
  * pvprof_record_bytes() - size of a record with a number of frames
  * @nr_frames: kernel plus user frames
  *
- * Return: sizeof(struct pvprof_record) + 8 * @nr_frames.
+ * Return: sizeof(struct pvprof_callchain) + 8 * @nr_frames.
  */
 __u32 pvprof_record_bytes(__u32 nr_frames)
 {
-	return sizeof(struct pvprof_record) + 8U * nr_frames;
+	return sizeof(struct pvprof_callchain) + 8U * nr_frames;
 }
 
 /**
@@ -59,7 +59,7 @@ __u32 pvprof_record_ustack_bytes(__u32 nr_frames, __u32 ustack_size)
  *
  * Return: the pvprof_ustack part right after the frames.
  */
-struct pvprof_ustack *pvprof_record_ustack(struct pvprof_record *rec)
+struct pvprof_ustack *pvprof_record_ustack(struct pvprof_callchain *rec)
 {
 	return (struct pvprof_ustack *)&pvprof_record_frames(rec)[rec->nr_kernel +
 								   rec->nr_user];
@@ -69,12 +69,12 @@ struct pvprof_ustack *pvprof_record_ustack(struct pvprof_record *rec)
  * pvprof_record_init() - start a record in its slot (guest side)
  * @rec: the record slot
  * @seq: seq of the notice answered
- * @flags: PVPROF_REC_F_* known so far
+ * @flags: PVPROF_CHAIN_F_* known so far
  *
  * Clears the fixed part; the caller then fills time, ids, flags, frames and
  * counts and calls pvprof_record_finish().
  */
-void pvprof_record_init(struct pvprof_record *rec, __u64 seq, __u32 flags)
+void pvprof_record_init(struct pvprof_callchain *rec, __u64 seq, __u32 flags)
 {
 	pvprof_memset(rec, 0, sizeof(*rec));
 	rec->seq = seq;
@@ -91,7 +91,7 @@ void pvprof_record_init(struct pvprof_record *rec, __u64 seq, __u32 flags)
  * the outer end of the chain) and marks the record truncated when it had
  * to, drops flags the ABI does not define, and sets size and reserved0.
  */
-void pvprof_record_finish(struct pvprof_record *rec, __u32 max_frames)
+void pvprof_record_finish(struct pvprof_callchain *rec, __u32 max_frames)
 {
 	__u32 nr_kernel = rec->nr_kernel;
 	__u32 nr_user = rec->nr_user;
@@ -100,51 +100,51 @@ void pvprof_record_finish(struct pvprof_record *rec, __u32 max_frames)
 		max_frames = PVPROF_MAX_DEPTH;
 	if (nr_kernel > max_frames) {
 		nr_kernel = max_frames;
-		rec->flags |= PVPROF_REC_F_TRUNCATED;
+		rec->flags |= PVPROF_CHAIN_F_TRUNCATED;
 	}
 	if (nr_kernel + nr_user > max_frames) {
 		nr_user = max_frames - nr_kernel;
-		rec->flags |= PVPROF_REC_F_TRUNCATED;
+		rec->flags |= PVPROF_CHAIN_F_TRUNCATED;
 	}
 	/* A snapshot is attached after the frames are final. */
-	rec->flags &= PVPROF_REC_F_ALL & ~PVPROF_REC_F_USTACK;
+	rec->flags &= PVPROF_CHAIN_F_ALL & ~PVPROF_CHAIN_F_USTACK;
 	rec->nr_kernel = (__u16)nr_kernel;
 	rec->nr_user = (__u16)nr_user;
 	rec->reserved0 = 0;
 	rec->size = (__u16)pvprof_record_bytes(nr_kernel + nr_user);
 }
 
-static enum pvprof_reject check_context(const struct pvprof_record *rec)
+static enum pvprof_reject check_context(const struct pvprof_callchain *rec)
 {
-	if (rec->flags & PVPROF_REC_F_STALE)
+	if (rec->flags & PVPROF_CHAIN_F_STALE)
 		return rec->nr_kernel || rec->nr_user ||
-		       (rec->flags & PVPROF_REC_F_USTACK) ? PVPROF_REJ_STALE_FRAMES :
+		       (rec->flags & PVPROF_CHAIN_F_USTACK) ? PVPROF_REJ_STALE_FRAMES :
 							    PVPROF_REJ_NONE;
-	if (rec->flags & PVPROF_REC_F_USER) {
+	if (rec->flags & PVPROF_CHAIN_F_USER) {
 		/* The NMI hit user mode: the first user frame is the IP. */
 		if (rec->nr_kernel || !rec->nr_user ||
-		    (rec->flags & PVPROF_REC_F_KTHREAD))
+		    (rec->flags & PVPROF_CHAIN_F_KTHREAD))
 			return PVPROF_REJ_CONTEXT;
 		return PVPROF_REJ_NONE;
 	}
 	/* Kernel mode: frames[0] is the interrupted IP. */
 	if (!rec->nr_kernel)
 		return PVPROF_REJ_CONTEXT;
-	if ((rec->flags & PVPROF_REC_F_KTHREAD) && rec->nr_user)
+	if ((rec->flags & PVPROF_CHAIN_F_KTHREAD) && rec->nr_user)
 		return PVPROF_REJ_CONTEXT;
 	return PVPROF_REJ_NONE;
 }
 
-/* Rules 2 and 3 of spec pvprof-record-drain, with and without a snapshot. */
-static enum pvprof_reject check_size(const struct pvprof_record *rec, __u32 len)
+/* Rules 2 and 3 of spec pvprof-callchain-drain, with and without a snapshot. */
+static enum pvprof_reject check_size(const struct pvprof_callchain *rec, __u32 len)
 {
 	__u32 bytes = pvprof_record_bytes((__u32)rec->nr_kernel + rec->nr_user);
 	struct pvprof_ustack us;
 
 	if (rec->size > len)
 		return PVPROF_REJ_SIZE_LARGE;
-	if (!(rec->flags & PVPROF_REC_F_USTACK))
-		return rec->size > PVPROF_RECORD_SLOT_SIZE ? PVPROF_REJ_SIZE_LARGE :
+	if (!(rec->flags & PVPROF_CHAIN_F_USTACK))
+		return rec->size > PVPROF_CHAIN_SLOT_SIZE ? PVPROF_REJ_SIZE_LARGE :
 		       rec->size != bytes ? PVPROF_REJ_SIZE_MISMATCH : PVPROF_REJ_NONE;
 	if (rec->size < bytes + sizeof(us))
 		return PVPROF_REJ_SIZE_MISMATCH;
@@ -157,12 +157,12 @@ static enum pvprof_reject check_size(const struct pvprof_record *rec, __u32 len)
 }
 
 /* Rules 14 and 15: a snapshot asked for, of the chain's own user context. */
-static enum pvprof_reject check_ustack(const struct pvprof_record *rec,
+static enum pvprof_reject check_ustack(const struct pvprof_callchain *rec,
 				       const struct pvprof_record_limits *lim)
 {
 	struct pvprof_ustack us;
 
-	if (!(rec->flags & PVPROF_REC_F_USTACK))
+	if (!(rec->flags & PVPROF_CHAIN_F_USTACK))
 		return PVPROF_REJ_NONE;
 	pvprof_memcpy(&us, (const __u8 *)rec +
 		      pvprof_record_bytes((__u32)rec->nr_kernel + rec->nr_user), sizeof(us));
@@ -179,7 +179,7 @@ static enum pvprof_reject check_ustack(const struct pvprof_record *rec,
  * pvprof_record_validate() - check a copied record (host side)
  * @copy: host-private copy of the record's slot, or of all the slots it
  *	spans, at least 8-byte aligned
- * @len: bytes in @copy (PVPROF_RECORD_SLOT_SIZE when a whole slot)
+ * @len: bytes in @copy (PVPROF_CHAIN_SLOT_SIZE when a whole slot)
  * @lim: the host's current limits for this registration
  *
  * Applies every rule of the ABI in a fixed order and reports the first one
@@ -190,7 +190,7 @@ static enum pvprof_reject check_ustack(const struct pvprof_record *rec,
 enum pvprof_reject pvprof_record_validate(const void *copy, __u32 len,
 					  const struct pvprof_record_limits *lim)
 {
-	const struct pvprof_record *rec = copy;
+	const struct pvprof_callchain *rec = copy;
 	__u32 nr, i;
 	enum pvprof_reject ctx;
 
@@ -206,7 +206,7 @@ enum pvprof_reject pvprof_record_validate(const void *copy, __u32 len,
 		return PVPROF_REJ_TOO_DEEP;
 	if (rec->reserved0)
 		return PVPROF_REJ_RESERVED;
-	if (rec->flags & ~PVPROF_REC_F_ALL)
+	if (rec->flags & ~PVPROF_CHAIN_F_ALL)
 		return PVPROF_REJ_FLAGS;
 	ctx = check_context(rec);
 	if (ctx != PVPROF_REJ_NONE)

@@ -27,7 +27,7 @@ int pvprof_geometry_init(struct pvprof_geometry *geo, __u64 size)
 	if (size < PVPROF_BUF_MIN_SIZE || (size & (size - 1)))
 		return -PVPROF_EINVAL;
 	geo->size = (__u32)size;
-	geo->record_slots = PVPROF_RECORD_SLOTS((__u32)size);
+	geo->record_slots = PVPROF_CHAIN_SLOTS((__u32)size);
 	return 0;
 }
 
@@ -117,10 +117,10 @@ __u32 pvprof_notice_offset(__u64 index)
  * @index: free-running record index
  *
  * Return: offset of the slot that holds record @index; the slot and its
- * PVPROF_RECORD_SLOT_SIZE bytes lie inside the buffer.
+ * PVPROF_CHAIN_SLOT_SIZE bytes lie inside the buffer.
  */
 __u32 pvprof_record_offset(const struct pvprof_geometry *geo, __u64 index)
 {
-	return PVPROF_RECORD_OFFSET +
-	       pvprof_ring_slot(index, geo->record_slots) * PVPROF_RECORD_SLOT_SIZE;
+	return PVPROF_CHAIN_OFFSET +
+	       pvprof_ring_slot(index, geo->record_slots) * PVPROF_CHAIN_SLOT_SIZE;
 }

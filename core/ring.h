@@ -11,7 +11,7 @@
 /**
  * struct pvprof_geometry - layout of one registered buffer
  * @size: buffer size in bytes, as registered
- * @record_slots: number of record slots, PVPROF_RECORD_SLOTS(@size)
+ * @record_slots: number of record slots, PVPROF_CHAIN_SLOTS(@size)
  *
  * Both sides derive it from the size they agreed on at registration; it is
  * never read back from shared memory.

@@ -72,7 +72,7 @@ __u32 pvprof_st_put_hello(void *buf, __u32 cap, __u64 time_ns, __u32 nr_vcpus)
  */
 __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			      const struct pvprof_notice_facts *facts,
-			      const struct pvprof_record *rec)
+			      const struct pvprof_callchain *rec)
 {
 	struct pvprof_st_callchain r;
 	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user;
@@ -80,13 +80,13 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
 	__u32 size;
 
 	/* A validated snapshot's size is consistent (core/record.c). */
-	if (rec->flags & PVPROF_REC_F_USTACK) {
+	if (rec->flags & PVPROF_CHAIN_F_USTACK) {
 		if (rec->size < rec_size + sizeof(struct pvprof_ustack))
 			return 0;
 		rec_size = rec->size;
 	}
-	size = sizeof(r) - sizeof(r.rec) + rec_size;
-	if (nr > PVPROF_MAX_DEPTH || cap < size || size > PVPROF_STREAM_MAX_RECORD)
+	size = sizeof(r) - sizeof(r.chain) + rec_size;
+	if (nr > PVPROF_MAX_DEPTH || cap < size || size > PVPROF_STREAM_MAX_ENTRY)
 		return 0;
 	pvprof_memset(&r, 0, sizeof(r));
 	put_hdr(&r.hdr, PVPROF_ST_CALLCHAIN, size, vcpu_id, time_ns);
@@ -94,11 +94,11 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
 	r.guest_tsc = facts->guest_tsc;
 	r.notice_cpl = facts->cpl;
 	r.event = facts->event;
-	pvprof_memcpy(&r.rec, rec, sizeof(r.rec));
-	r.rec.size = (__u16)rec_size;
-	r.rec.reserved0 = 0;
+	pvprof_memcpy(&r.chain, rec, sizeof(r.chain));
+	r.chain.size = (__u16)rec_size;
+	r.chain.reserved0 = 0;
 	pvprof_memcpy(buf, &r, sizeof(r));
-	pvprof_memcpy((__u8 *)buf + sizeof(r), rec + 1, rec_size - sizeof(r.rec));
+	pvprof_memcpy((__u8 *)buf + sizeof(r), rec + 1, rec_size - sizeof(r.chain));
 	return size;
 }
 
@@ -197,30 +197,30 @@ static enum pvprof_st_status decode_callchain(struct pvprof_st_view *v)
 	if (v->hdr.size < sizeof(*c))
 		return PVPROF_ST_BAD_SIZE;
 	pvprof_memcpy(&v->u.callchain, v->raw, sizeof(*c));
-	nr = (__u32)c->rec.nr_kernel + c->rec.nr_user;
+	nr = (__u32)c->chain.nr_kernel + c->chain.nr_user;
 	frames_end = sizeof(*c) + 8U * nr;
-	if (nr > PVPROF_MAX_DEPTH || v->hdr.size != sizeof(*c) - sizeof(c->rec) + c->rec.size)
+	if (nr > PVPROF_MAX_DEPTH || v->hdr.size != sizeof(*c) - sizeof(c->chain) + c->chain.size)
 		return PVPROF_ST_BAD_SIZE;
-	if (c->rec.flags & PVPROF_REC_F_USTACK) {
+	if (c->chain.flags & PVPROF_CHAIN_F_USTACK) {
 		struct pvprof_ustack us;
 
 		if (v->hdr.size < frames_end + sizeof(us))
 			return PVPROF_ST_BAD_SIZE;
 		pvprof_memcpy(&us, v->raw + frames_end, sizeof(us));
 		if (us.size > PVPROF_USTACK_MAX ||
-		    c->rec.size != pvprof_record_ustack_bytes(nr, us.size))
+		    c->chain.size != pvprof_record_ustack_bytes(nr, us.size))
 			return PVPROF_ST_BAD_SIZE;
 		if (us.reserved0)
 			return PVPROF_ST_RESERVED;
 		pvprof_memcpy(v->ustack_regs, us.regs, sizeof(us.regs));
 		v->ustack_size = us.size;
 		v->ustack_data = v->raw + frames_end + sizeof(us);
-	} else if (c->rec.size != sizeof(c->rec) + 8U * nr) {
+	} else if (c->chain.size != sizeof(c->chain) + 8U * nr) {
 		return PVPROF_ST_BAD_SIZE;
 	}
-	if (c->reserved0 || c->reserved1 || c->rec.reserved0)
+	if (c->reserved0 || c->reserved1 || c->chain.reserved0)
 		return PVPROF_ST_RESERVED;
-	if (c->rec.flags & ~PVPROF_REC_F_ALL)
+	if (c->chain.flags & ~PVPROF_CHAIN_F_ALL)
 		return PVPROF_ST_BAD_FIELD;
 	v->nr_frames = nr;
 	return PVPROF_ST_OK;
@@ -290,7 +290,7 @@ static enum pvprof_st_status decode_body(struct pvprof_st_view *v)
  *	header was available)
  *
  * Checks, in order: a whole header, size >= header, size a multiple of
- * PVPROF_STREAM_ALIGN, size <= PVPROF_STREAM_MAX_RECORD, size <= @avail,
+ * PVPROF_STREAM_ALIGN, size <= PVPROF_STREAM_MAX_ENTRY, size <= @avail,
  * header flags and reserved zero, then the type's own rules.  Reads only
  * [@buf, @buf + @avail).
  *
@@ -309,7 +309,7 @@ enum pvprof_st_status pvprof_st_decode(const void *buf, __u64 avail,
 		return PVPROF_ST_SMALL;
 	if (v->hdr.size % PVPROF_STREAM_ALIGN)
 		return PVPROF_ST_MISALIGNED;
-	if (v->hdr.size > PVPROF_STREAM_MAX_RECORD)
+	if (v->hdr.size > PVPROF_STREAM_MAX_ENTRY)
 		return PVPROF_ST_LARGE;
 	if (v->hdr.size > avail)
 		return PVPROF_ST_TRUNCATED;

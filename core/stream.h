@@ -16,7 +16,7 @@
  * @PVPROF_ST_TRUNCATED: fewer bytes than the header or than its size
  * @PVPROF_ST_SMALL: size below the stream header
  * @PVPROF_ST_MISALIGNED: size not a multiple of PVPROF_STREAM_ALIGN
- * @PVPROF_ST_LARGE: size above PVPROF_STREAM_MAX_RECORD
+ * @PVPROF_ST_LARGE: size above PVPROF_STREAM_MAX_ENTRY
  * @PVPROF_ST_RESERVED: header flags or a reserved field nonzero
  * @PVPROF_ST_BAD_SIZE: size inconsistent with the type's contents
  * @PVPROF_ST_BAD_FIELD: a field out of range (version, reason, event, ...)
@@ -94,7 +94,7 @@ struct pvprof_st_iter {
 __u32 pvprof_st_put_hello(void *buf, __u32 cap, __u64 time_ns, __u32 nr_vcpus);
 __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			      const struct pvprof_notice_facts *facts,
-			      const struct pvprof_record *rec);
+			      const struct pvprof_callchain *rec);
 __u32 pvprof_st_put_loss(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			 __u32 reason, __u64 count);
 __u32 pvprof_st_put_vcpu(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,

@@ -60,13 +60,13 @@ static u32 pvprof_capture_kernel(struct pt_regs *regs, u64 *frames, u32 max,
 		if (!addr)
 			break;
 		if (nr == max || addr < PVPROF_KERNEL_HALF_START) {
-			*flags |= PVPROF_REC_F_TRUNCATED;
+			*flags |= PVPROF_CHAIN_F_TRUNCATED;
 			return nr;
 		}
 		frames[nr++] = addr;
 	}
 	if (unwind_error(&state))
-		*flags |= PVPROF_REC_F_TRUNCATED;
+		*flags |= PVPROF_CHAIN_F_TRUNCATED;
 	return nr;
 }
 
@@ -114,7 +114,7 @@ static u32 pvprof_walk_user64(struct pt_regs *regs, u64 *frames, u32 max,
 	u32 nr = 0;
 
 	if (!fp) {
-		*flags |= PVPROF_REC_F_TRUNCATED;
+		*flags |= PVPROF_CHAIN_F_TRUNCATED;
 		return 0;
 	}
 	while (fp) {
@@ -124,7 +124,7 @@ static u32 pvprof_walk_user64(struct pt_regs *regs, u64 *frames, u32 max,
 				       sizeof(frame)) ||
 		    !frame.ret || !pvprof_user_addr(frame.ret) ||
 		    pvprof_stack_addr(frame.ret, regs->sp, fp + sizeof(frame), top)) {
-			*flags |= PVPROF_REC_F_TRUNCATED;
+			*flags |= PVPROF_CHAIN_F_TRUNCATED;
 			break;
 		}
 		frames[nr++] = frame.ret;
@@ -149,7 +149,7 @@ static u32 pvprof_walk_user32(struct pt_regs *regs, u64 *frames, u32 max,
 	u32 nr = 0;
 
 	if (regs->cs != __USER32_CS || regs->ss != __USER_DS || !fp) {
-		*flags |= PVPROF_REC_F_TRUNCATED;
+		*flags |= PVPROF_CHAIN_F_TRUNCATED;
 		return 0;
 	}
 	while (fp) {
@@ -159,7 +159,7 @@ static u32 pvprof_walk_user32(struct pt_regs *regs, u64 *frames, u32 max,
 				       sizeof(frame)) ||
 		    !frame.ret ||
 		    pvprof_stack_addr(frame.ret, regs->sp, (u64)fp + sizeof(frame), top)) {
-			*flags |= PVPROF_REC_F_TRUNCATED;
+			*flags |= PVPROF_CHAIN_F_TRUNCATED;
 			break;
 		}
 		frames[nr++] = frame.ret;
@@ -174,12 +174,12 @@ static u32 pvprof_capture_user(struct pt_regs *regs, u64 *frames, u32 max,
 			       u32 *flags)
 {
 	if (!max || !user_mode(regs) || !pvprof_user_addr(regs->ip)) {
-		*flags |= PVPROF_REC_F_TRUNCATED;
+		*flags |= PVPROF_CHAIN_F_TRUNCATED;
 		return 0;
 	}
 	frames[0] = regs->ip;
 	if (!user_64bit_mode(regs)) {
-		*flags |= PVPROF_REC_F_COMPAT;
+		*flags |= PVPROF_CHAIN_F_COMPAT;
 		return 1 + pvprof_walk_user32(regs, frames + 1, max - 1, flags);
 	}
 	return 1 + pvprof_walk_user64(regs, frames + 1, max - 1, flags);
@@ -215,7 +215,7 @@ static struct pt_regs *pvprof_user_regs(struct pt_regs *regs)
  * Context: NMI.
  * Return: bytes copied, or -1 when there is no 64-bit user context.
  */
-int pvprof_capture_ustack(void *ctx, const struct pvprof_record *rec,
+int pvprof_capture_ustack(void *ctx, const struct pvprof_callchain *rec,
 			  __u64 *regs, __u8 *data, __u32 max)
 {
 	struct pt_regs *user = pvprof_user_regs(ctx);
@@ -258,7 +258,7 @@ NOKPROBE_SYMBOL(pvprof_capture_ustack);
  * Context: NMI.  No locks, no allocation, no page faults.
  */
 void pvprof_capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, __u32 max_frames)
+		    struct pvprof_callchain *rec, __u32 max_frames)
 {
 	struct pt_regs *regs = ctx;
 	struct task_struct *task = current;
@@ -273,18 +273,18 @@ void pvprof_capture(void *ctx, const struct pvprof_notice *n,
 	}
 	rec->exec_gen = (u32)READ_ONCE(task->self_exec_id);
 	if (regs->ip != n->ip)
-		flags |= PVPROF_REC_F_SKEWED;
+		flags |= PVPROF_CHAIN_F_SKEWED;
 
 	user_regs = pvprof_user_regs(regs);
 	if (user_mode(regs)) {
-		flags |= PVPROF_REC_F_USER;
+		flags |= PVPROF_CHAIN_F_USER;
 	} else {
 		nr_kernel = pvprof_capture_kernel(regs, frames, max_frames, &flags);
 		if ((task->flags & PF_KTHREAD) || is_idle_task(task))
-			flags |= PVPROF_REC_F_KTHREAD;
+			flags |= PVPROF_CHAIN_F_KTHREAD;
 		else if (!task->mm)
 			/* An exiting task: its user stack is gone. */
-			flags |= PVPROF_REC_F_TRUNCATED;
+			flags |= PVPROF_CHAIN_F_TRUNCATED;
 	}
 	if (user_regs)
 		nr_user = pvprof_capture_user(user_regs, frames + nr_kernel,

@@ -69,8 +69,8 @@ enum pvprof_cpu_state {
  * A record with a snapshot stays within half the largest ring
  * (spec pvprof-ustack): 30 slots.
  */
-#define PVPROF_SCRATCH_SIZE	(PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) / 2 * \
-				 PVPROF_RECORD_SLOT_SIZE)
+#define PVPROF_SCRATCH_SIZE	(PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) / 2 * \
+				 PVPROF_CHAIN_SLOT_SIZE)
 
 /**
  * struct pvprof_cpu - one CPU's buffer and registration
@@ -149,10 +149,10 @@ static inline long pvprof_hypercall(unsigned long op, unsigned long a1,
 	return kvm_hypercall4(PVPROF_HC_NR, op, a1, a2, a3);
 }
 
-int pvprof_capture_ustack(void *ctx, const struct pvprof_record *rec,
+int pvprof_capture_ustack(void *ctx, const struct pvprof_callchain *rec,
 			  __u64 *regs, __u8 *data, __u32 max);
 void pvprof_capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, __u32 max_frames);
+		    struct pvprof_callchain *rec, __u32 max_frames);
 
 int pvprof_chardev_init(void);
 void pvprof_chardev_exit(void);

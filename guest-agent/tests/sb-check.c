@@ -75,9 +75,9 @@ static int on_record(void *arg, const struct pvprof_st_view *v, uint64_t off)
 	} else if (v->hdr.type == PVPROF_ST_CALLCHAIN) {
 		c->samples = grow(c->samples, &c->cap_samples, c->nr_samples, sizeof(*s));
 		s = &c->samples[c->nr_samples++];
-		s->pid = v->u.callchain.rec.pid;
-		s->exec_gen = v->u.callchain.rec.exec_gen;
-		s->nr_kernel = v->u.callchain.rec.nr_kernel;
+		s->pid = v->u.callchain.chain.pid;
+		s->exec_gen = v->u.callchain.chain.exec_gen;
+		s->nr_kernel = v->u.callchain.chain.nr_kernel;
 		s->nr = v->nr_frames;
 		s->frames = calloc(s->nr ? s->nr : 1, sizeof(*s->frames));
 		if (!s->frames) {

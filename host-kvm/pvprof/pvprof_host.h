@@ -21,14 +21,14 @@
 struct perf_event;
 
 /* The largest record, with a user stack snapshot (spec pvprof-ustack). */
-#define PVPROF_MAX_RECORD_SIZE	(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH + \
+#define PVPROF_MAX_CHAIN_SIZE	(sizeof(struct pvprof_callchain) + 8 * PVPROF_MAX_DEPTH + \
 				 sizeof(struct pvprof_ustack) + PVPROF_USTACK_MAX)
-/* A callchain stream record's bytes before its pvprof_record. */
+/* A callchain stream record's bytes before its pvprof_callchain. */
 #define PVPROF_ST_CALLCHAIN_FIXED \
-	(sizeof(struct pvprof_st_callchain) - sizeof(struct pvprof_record))
-#define PVPROF_SPAN_COPY_SIZE	(PVPROF_RECORD_SPAN(PVPROF_MAX_RECORD_SIZE) * \
-				 PVPROF_RECORD_SLOT_SIZE)
-#define PVPROF_SPAN_STREAM_SIZE	(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_MAX_RECORD_SIZE)
+	(sizeof(struct pvprof_st_callchain) - sizeof(struct pvprof_callchain))
+#define PVPROF_SPAN_COPY_SIZE	(PVPROF_CHAIN_SPAN(PVPROF_MAX_CHAIN_SIZE) * \
+				 PVPROF_CHAIN_SLOT_SIZE)
+#define PVPROF_SPAN_STREAM_SIZE	(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_MAX_CHAIN_SIZE)
 
 /**
  * struct pvprof_vcpu - pvprof state of one vCPU
@@ -98,7 +98,7 @@ struct pvprof_vcpu {
 	unsigned long window_start;
 	u32 window_samples;
 	unsigned long loss_flush_at;
-	u64 stream_rec[(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_RECORD_SLOT_SIZE) / 8];
+	u64 stream_rec[(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_CHAIN_SLOT_SIZE) / 8];
 	void *span_stream;
 };
 

@@ -404,7 +404,7 @@ static bool pvprof_op_open_nmi_window(void *ctx)
 }
 
 static bool pvprof_op_emit(void *ctx, const struct pvprof_notice_facts *facts,
-			   const struct pvprof_record *rec, u32 slots)
+			   const struct pvprof_callchain *rec, u32 slots)
 {
 	struct pvprof_vcpu *pv = ctx;
 	struct pvprof_stream *st = READ_ONCE(pv->pvm->stream);
@@ -435,7 +435,7 @@ static const struct pvprof_host_ops pvprof_vcpu_ops = {
 
 /*
  * From a thread other than the vCPU's, for pvprof_host_vcpu_drain() without
- * publishing record_tail, which reads and emits only: such a thread never
+ * publishing chain_tail, which reads and emits only: such a thread never
  * writes guest memory.
  */
 static const struct pvprof_host_ops pvprof_remote_ops = {
@@ -454,7 +454,7 @@ static struct pvprof_host_vcpu pvprof_host_view(struct pvprof_vcpu *pv,
 	 * PVPROF_SPAN_COPY_SIZE.
 	 */
 	BUILD_BUG_ON(PVPROF_SPAN_COPY_SIZE + PVPROF_SPAN_STREAM_SIZE <
-		     PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) * PVPROF_RECORD_SLOT_SIZE);
+		     PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) * PVPROF_CHAIN_SLOT_SIZE);
 	lockdep_assert_held(&pv->lock);
 	return (struct pvprof_host_vcpu) {
 		.ring		= &pv->ring,
@@ -479,7 +479,7 @@ static void pvprof_fold_irq_counts(struct pvprof_vcpu *pv)
  * lost is in the stream.  It runs on the caller's thread and never waits
  * for the vCPU, which may be halted or stopped by its VMM and then
  * processes no request: records are copied from the VMM's memory, and
- * record_tail is left for the vCPU's next entry to publish.
+ * chain_tail is left for the vCPU's next entry to publish.
  */
 static void pvprof_vcpu_quiesce(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 {

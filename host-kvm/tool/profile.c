@@ -8,7 +8,7 @@
  * innermost frame) and a function table; the views that need each sample
  * (the top table, the per-vCPU table, pprof) see it through a sink in the
  * same walk.  A record's frames are kernel frames first, innermost first,
- * then user frames innermost first (spec pvprof-record-layout): the tree
+ * then user frames innermost first (spec pvprof-callchain-layout): the tree
  * puts user code nearer the root and the kernel path above it.
  */
 #include <errno.h>
@@ -165,7 +165,7 @@ struct build_ctx {
 
 static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 {
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *rec = &v->u.callchain.chain;
 	struct profile *p = c->p;
 	char comm_buf[16], label_buf[LABEL_SIZE];
 	uint32_t first, end, node, i;
@@ -270,23 +270,23 @@ static int build_record(void *opaque, const struct pvprof_st_view *v, uint64_t o
 		s->unknown++;
 		return 0;
 	}
-	flags = v->u.callchain.rec.flags;
+	flags = v->u.callchain.chain.flags;
 	s->callchains++;
-	s->user_mode += !!(flags & PVPROF_REC_F_USER);
-	s->stale += !!(flags & PVPROF_REC_F_STALE);
-	s->skewed += !!(flags & PVPROF_REC_F_SKEWED);
-	s->truncated += !!(flags & PVPROF_REC_F_TRUNCATED);
+	s->user_mode += !!(flags & PVPROF_CHAIN_F_USER);
+	s->stale += !!(flags & PVPROF_CHAIN_F_STALE);
+	s->skewed += !!(flags & PVPROF_CHAIN_F_SKEWED);
+	s->truncated += !!(flags & PVPROF_CHAIN_F_TRUNCATED);
 	/*
 	 * The guest flags both a chain that filled the record and one whose
 	 * walk stopped at a frame it could not follow.  The recording does not
 	 * keep the max_depth the VM was enabled with (record enables with the
 	 * maximum), so a full record is one of PVPROF_MAX_DEPTH frames.
 	 */
-	if ((flags & PVPROF_REC_F_TRUNCATED) &&
-	    (uint32_t)v->u.callchain.rec.nr_kernel + v->u.callchain.rec.nr_user >=
+	if ((flags & PVPROF_CHAIN_F_TRUNCATED) &&
+	    (uint32_t)v->u.callchain.chain.nr_kernel + v->u.callchain.chain.nr_user >=
 	    PVPROF_MAX_DEPTH)
 		s->trunc_depth++;
-	if ((flags & PVPROF_REC_F_TRUNCATED) && v->ustack_data)
+	if ((flags & PVPROF_CHAIN_F_TRUNCATED) && v->ustack_data)
 		s->trunc_snapshot++;
 	s->empty += !v->nr_frames;
 	if (!s->first_ns)

@@ -19,7 +19,7 @@
  * @records: stream records
  * @callchains: callchain records
  * @samples: callchains that passed the filters
- * @user_mode: callchains with PVPROF_REC_F_USER
+ * @user_mode: callchains with PVPROF_CHAIN_F_USER
  * @stale: callchains flagged stale
  * @skewed: callchains flagged skewed
  * @truncated: callchains flagged truncated

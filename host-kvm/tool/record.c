@@ -38,7 +38,7 @@
 #define DRAIN_MAX_MS		3000
 #define STATUS_ATTEMPTS		4
 
-_Static_assert(RECORD_BUF_SIZE >= PVPROF_STREAM_MAX_RECORD,
+_Static_assert(RECORD_BUF_SIZE >= PVPROF_STREAM_MAX_ENTRY,
 	       "a read buffer holds the largest stream record");
 
 static volatile sig_atomic_t stop_signal;

@@ -141,7 +141,7 @@ struct filter_walk {
 static int walk_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct filter_walk *w = opaque;
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *rec = &v->u.callchain.chain;
 	const struct report_filter *f = w->flt;
 	char comm_buf[16];
 	const char *comm;

@@ -62,7 +62,7 @@ void report_host_counters(const struct recording_status *st,
 		recording_vcpu(st, i, &v);
 		c->samples += v.samples;
 		c->notices += v.notices;
-		c->records += v.records;
+		c->records += v.callchains;
 		c->nmis += v.nmis;
 	}
 	for (i = 0; i < PVPROF_LOSS_NR; i++)

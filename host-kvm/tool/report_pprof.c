@@ -309,7 +309,7 @@ static bool same_sample(const struct report_pprof *pp, uint32_t entry, const voi
 static int pprof_sample(void *ctx, const struct profile *p, const struct profile_sample *s)
 {
 	struct report_pprof *pp = ctx;
-	const struct pvprof_record *rec = &s->v->u.callchain.rec;
+	const struct pvprof_callchain *rec = &s->v->u.callchain.chain;
 	struct pp_labels labels;
 	struct sample_key key;
 	struct pp_slot *slot;

@@ -151,7 +151,7 @@ static void script_frame(FILE *f, const struct report_sym *sym, uint64_t addr,
 static void script_header(struct script_ctx *c, const struct pvprof_st_view *v,
 			  const char *comm)
 {
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *rec = &v->u.callchain.chain;
 	uint32_t fields = c->o->fields;
 	char esc[REPORT_ESC_SIZE];
 	const char *sep = "";
@@ -196,7 +196,7 @@ static void script_header(struct script_ctx *c, const struct pvprof_st_view *v,
 static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct script_ctx *c = opaque;
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *rec = &v->u.callchain.chain;
 	const struct report_resolver *res = c->res;
 	uint32_t fields = c->o->fields;
 	char comm_buf[16];

@@ -316,7 +316,7 @@ bool report_time_selected(const struct report_time *t, uint64_t host_time_ns)
 bool report_sample_selected(const struct report_filter *f,
 			    const struct pvprof_st_view *v, const char *comm)
 {
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *rec = &v->u.callchain.chain;
 
 	if (f->vcpu >= 0 && v->hdr.vcpu_id != (uint64_t)f->vcpu)
 		return false;

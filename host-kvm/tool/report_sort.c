@@ -418,7 +418,7 @@ static bool has_key(const struct report_table *t, enum report_sort_key k)
 static int table_sample(void *ctx, const struct profile *p, const struct profile_sample *s)
 {
 	struct report_table *t = ctx;
-	const struct pvprof_record *rec = &s->v->u.callchain.rec;
+	const struct pvprof_callchain *rec = &s->v->u.callchain.chain;
 	bool per_frame = has_key(t, REPORT_KEY_DSO) || has_key(t, REPORT_KEY_SYM);
 	struct row_key k;
 	struct row *r;

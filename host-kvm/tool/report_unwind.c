@@ -326,7 +326,7 @@ static void frames_from_record(const struct pvprof_st_view *v, struct report_fra
 	for (i = 0; i < n; i++)
 		out->addr[i] = pvprof_st_frame(v, i);
 	out->nr = n;
-	out->nr_kernel = v->u.callchain.rec.nr_kernel < n ? v->u.callchain.rec.nr_kernel : n;
+	out->nr_kernel = v->u.callchain.chain.nr_kernel < n ? v->u.callchain.chain.nr_kernel : n;
 	out->first_return = n;
 	out->cut = 0;
 }
@@ -340,7 +340,7 @@ static void frames_from_record(const struct pvprof_st_view *v, struct report_fra
  * not read from the stack, and stays.  Without any known mapping of the
  * image nothing can be judged and the chain stays whole.
  */
-static void cut_fp_chain(const struct report_resolver *res, const struct pvprof_record *rec,
+static void cut_fp_chain(const struct report_resolver *res, const struct pvprof_callchain *rec,
 			 struct report_frames *out)
 {
 	uint32_t i;
@@ -397,7 +397,7 @@ static enum report_uw_fallback fallback_reason(const struct uw_image *im, uint64
 int report_sample_frames(const struct report_resolver *res,
 			 const struct pvprof_st_view *v, struct report_frames *out)
 {
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *rec = &v->u.callchain.chain;
 	struct report_unwind *ru = res ? res->unwind : NULL;
 	uint64_t user[PVPROF_MAX_DEPTH];
 	struct unwind_sample s;

@@ -68,7 +68,7 @@ static void sum_vcpus(const struct status *st, struct totals *t)
 		t->registered += !!v->registered;
 		t->samples += v->samples;
 		t->notices += v->notices;
-		t->records += v->records;
+		t->records += v->callchains;
 		t->nmis += v->nmis;
 	}
 	t->lost = loss_sum(st->ctl.losses);
@@ -206,7 +206,7 @@ static void print_json(const struct vm_session *s, const struct status *st)
 		jw_name("notices");
 		jw_uint(v->notices);
 		jw_name("records");
-		jw_uint(v->records);
+		jw_uint(v->callchains);
 		jw_name("nmis");
 		jw_uint(v->nmis);
 		jw_name("nmis_withheld");
@@ -286,7 +286,7 @@ static void print_text(const struct vm_session *s, const struct status *st)
 			printf("  %5u  %-26s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
 			       " %12" PRIu64 " %12" PRIu64 "\n",
 			       v->vcpu_id, buf, (uint64_t)v->samples,
-			       (uint64_t)v->notices, (uint64_t)v->records,
+			       (uint64_t)v->notices, (uint64_t)v->callchains,
 			       (uint64_t)v->nmis, loss_sum(v->losses));
 		}
 		for (i = 0; i < st->nr; i++) {

@@ -69,11 +69,11 @@ struct bench {
 	__u64 *copies;
 	struct pvprof_host_ring ring;
 	struct pvprof_vcpu_acct acct;
-	__u64 notice_tail, record_head;	/* the guest's indices */
+	__u64 notice_tail, chain_head;	/* the guest's indices */
 	__u64 posted;			/* records the guest posted */
 	/* Host-private copy and stream record, as struct pvprof_vcpu has. */
-	__u64 copy[MAX_SPAN * PVPROF_RECORD_SLOT_SIZE / 8];
-	__u64 out[(PVPROF_STREAM_MAX_RECORD + 7) / 8];
+	__u64 copy[MAX_SPAN * PVPROF_CHAIN_SLOT_SIZE / 8];
+	__u64 out[(PVPROF_STREAM_MAX_ENTRY + 7) / 8];
 	__u8 *reader;
 	__u64 reader_head;
 	__u64 sink;
@@ -121,12 +121,12 @@ static __u64 gcd(__u64 a, __u64 b)
  * then the snapshot): 20-40 frames, half of the records interrupted in
  * kernel mode with 6-15 kernel frames before the user ones.
  */
-static __u32 make_record(struct pvprof_record *rec, bool ustack)
+static __u32 make_record(struct pvprof_callchain *rec, bool ustack)
 {
 	__u32 depth = 20 + (__u32)(rnd() % 21), nr_kernel = 0, i;
 	bool user = rnd() & 1;
 
-	pvprof_record_init(rec, 1, user ? PVPROF_REC_F_USER : 0);
+	pvprof_record_init(rec, 1, user ? PVPROF_CHAIN_F_USER : 0);
 	rec->time_ns = rnd() >> 8;
 	rec->pid = rec->tid = 1000 + (__u32)(rnd() % 100);
 	rec->exec_gen = 1;
@@ -149,7 +149,7 @@ static __u32 make_record(struct pvprof_record *rec, bool ustack)
 		us->size = USTACK_SIZE;
 		for (i = 0; i < USTACK_SIZE / 8; i++)
 			((__u64 *)pvprof_ustack_data(us))[i] = rnd();
-		rec->flags |= PVPROF_REC_F_USTACK;
+		rec->flags |= PVPROF_CHAIN_F_USTACK;
 		rec->size = (__u16)pvprof_record_ustack_bytes(depth, USTACK_SIZE);
 	}
 	return rec->size;
@@ -157,15 +157,15 @@ static __u32 make_record(struct pvprof_record *rec, bool ustack)
 
 static void bench_init(struct bench *b, const struct mode *m)
 {
-	static __u64 rec_buf[MAX_SPAN * PVPROF_RECORD_SLOT_SIZE / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)rec_buf;
+	static __u64 rec_buf[MAX_SPAN * PVPROF_CHAIN_SLOT_SIZE / 8];
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)rec_buf;
 	__u32 laps, i, k, slot_bytes;
 
 	memset(b, 0, sizeof(*b));
 	b->mode = m;
-	b->slots = PVPROF_RECORD_SLOTS(m->buf_size);
-	b->span = m->ustack ? PVPROF_RECORD_SPAN(pvprof_record_ustack_bytes(40, USTACK_SIZE)) : 1;
-	if (PVPROF_RECORD_SPAN(pvprof_record_ustack_bytes(20, USTACK_SIZE)) != b->span &&
+	b->slots = PVPROF_CHAIN_SLOTS(m->buf_size);
+	b->span = m->ustack ? PVPROF_CHAIN_SPAN(pvprof_record_ustack_bytes(40, USTACK_SIZE)) : 1;
+	if (PVPROF_CHAIN_SPAN(pvprof_record_ustack_bytes(20, USTACK_SIZE)) != b->span &&
 	    m->ustack)
 		die("records of different spans");
 	/* Laps until record starts repeat, then whole periods up to MIN_DISTINCT records. */
@@ -176,7 +176,7 @@ static void bench_init(struct bench *b, const struct mode *m)
 	if (b->images > MAX_IMAGES)
 		die("too many images");
 	b->distinct = b->images * b->slots / b->span;
-	slot_bytes = b->span * PVPROF_RECORD_SLOT_SIZE;
+	slot_bytes = b->span * PVPROF_CHAIN_SLOT_SIZE;
 	b->copies = zalloc((size_t)b->distinct * slot_bytes);
 	for (i = 0; i < b->images; i++)
 		b->image[i] = zalloc(m->buf_size);
@@ -192,13 +192,13 @@ static void bench_init(struct bench *b, const struct mode *m)
 			__u64 s = first + k;
 			__u8 *img = b->image[(s / b->slots) % b->images];
 
-			memcpy(img + PVPROF_RECORD_OFFSET + (s % b->slots) * PVPROF_RECORD_SLOT_SIZE,
-			       (__u8 *)rec_buf + k * PVPROF_RECORD_SLOT_SIZE,
-			       PVPROF_RECORD_SLOT_SIZE);
+			memcpy(img + PVPROF_CHAIN_OFFSET + (s % b->slots) * PVPROF_CHAIN_SLOT_SIZE,
+			       (__u8 *)rec_buf + k * PVPROF_CHAIN_SLOT_SIZE,
+			       PVPROF_CHAIN_SLOT_SIZE);
 		}
 	}
 	if (pvprof_host_ring_init(&b->ring, m->buf_size, 0, 0x1234) ||
-	    PVPROF_RECORD_SLOTS(m->buf_size) != b->slots)
+	    PVPROF_CHAIN_SLOTS(m->buf_size) != b->slots)
 		die("ring");
 	b->ring.ustack_size = m->ustack ? USTACK_SIZE : 0;
 }
@@ -206,23 +206,23 @@ static void bench_init(struct bench *b, const struct mode *m)
 /* kvm_read_guest_offset_cached() of one slot, from the image of its lap. */
 static void copy_slot(struct bench *b, __u32 k, void *dst)
 {
-	__u64 s = b->ring.record_tail + k;
+	__u64 s = b->ring.chain_tail + k;
 	const __u8 *img = b->image[(s / b->slots) % b->images];
 
-	memcpy(dst, img + pvprof_host_record_slot_offset(&b->ring, k), PVPROF_RECORD_SLOT_SIZE);
+	memcpy(dst, img + pvprof_host_record_slot_offset(&b->ring, k), PVPROF_CHAIN_SLOT_SIZE);
 }
 
-/* The guest answers notice @seq: the seq into its first slot, then record_head. */
+/* The guest answers notice @seq: the seq into its first slot, then chain_head. */
 static void guest_post(struct bench *b, __u64 seq)
 {
 	__u64 s = b->posted * b->span;
 	__u8 *img = b->image[(s / b->slots) % b->images];
-	struct pvprof_record *rec = (struct pvprof_record *)
-		(img + PVPROF_RECORD_OFFSET + (s % b->slots) * PVPROF_RECORD_SLOT_SIZE);
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)
+		(img + PVPROF_CHAIN_OFFSET + (s % b->slots) * PVPROF_CHAIN_SLOT_SIZE);
 
 	rec->seq = seq;
 	b->posted++;
-	pvprof_store_release(&b->record_head, b->record_head + b->span);
+	pvprof_store_release(&b->chain_head, b->chain_head + b->span);
 }
 
 /* host-kvm/pvprof/stream.c's reader_copy_in(); the reader keeps up. */
@@ -240,21 +240,21 @@ static void reader_append(struct bench *b, const void *src, __u32 len)
 static __u32 drain(struct bench *b)
 {
 	__u32 n = pvprof_host_records_ready(&b->ring, &b->acct,
-					    pvprof_load_acquire(&b->record_head));
+					    pvprof_load_acquire(&b->chain_head));
 	__u32 done = 0;
 
 	while (n) {
-		const struct pvprof_record *rec = (const void *)b->copy;
+		const struct pvprof_callchain *rec = (const void *)b->copy;
 		__u32 span, k, len;
 
 		copy_slot(b, 0, b->copy);
 		span = pvprof_host_record_span(&b->ring, b->copy, n);
 		for (k = 1; k < span; k++)
-			copy_slot(b, k, (__u8 *)b->copy + k * PVPROF_RECORD_SLOT_SIZE);
+			copy_slot(b, k, (__u8 *)b->copy + k * PVPROF_CHAIN_SLOT_SIZE);
 		n -= span;
 		if (pvprof_host_record(&b->ring, &b->acct, b->copy,
-				       span * PVPROF_RECORD_SLOT_SIZE) != PVPROF_REJ_NONE ||
-		    (rec->flags & PVPROF_REC_F_STALE))
+				       span * PVPROF_CHAIN_SLOT_SIZE) != PVPROF_REJ_NONE ||
+		    (rec->flags & PVPROF_CHAIN_F_STALE))
 			continue;
 		len = pvprof_st_put_callchain(b->out, sizeof(b->out), 0, b->reader_head,
 					      pvprof_host_notice_facts(&b->ring, rec->seq), rec);
@@ -268,8 +268,8 @@ static __u32 drain(struct bench *b)
 
 static __u64 one_validate_encode(struct bench *b, __u64 i)
 {
-	__u32 slot_bytes = b->span * PVPROF_RECORD_SLOT_SIZE;
-	struct pvprof_record *rec = (struct pvprof_record *)
+	__u32 slot_bytes = b->span * PVPROF_CHAIN_SLOT_SIZE;
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)
 		((__u8 *)b->copies + (size_t)(i % b->distinct) * slot_bytes);
 	__u32 len;
 

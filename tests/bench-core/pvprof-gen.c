@@ -103,7 +103,7 @@ static void gen_sample(const struct in_sample *is, const uint64_t *frames,
 
 	g.time_ns = is->time;
 	gen_record(&g, is->pid, is->tid,
-		   PVPROF_REC_F_USER | (nr < is->nr_frames ? PVPROF_REC_F_TRUNCATED : 0),
+		   PVPROF_CHAIN_F_USER | (nr < is->nr_frames ? PVPROF_CHAIN_F_TRUNCATED : 0),
 		   0, nr, frames);
 	if (regs && !opt_fp) {
 		uint64_t uregs[PVPROF_UREG_NR];
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	if (len < 8 || memcmp(in, "PVBCSMP1", 8))
 		gen_die("not a perf_samples.py output");
 	/* A STREAM section as one read(2) of record; room kept for the largest. */
-	g.room = PVPROF_STREAM_MAX_RECORD;
+	g.room = PVPROF_STREAM_MAX_ENTRY;
 	if (gen_open(&g, argv[a + 1]))
 		gen_die("cannot write the recording");
 	while (pos + 8 <= len) {
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 	}
 	if (!started)
 		gen_die("no samples");
-	vcpu.samples = vcpu.notices = vcpu.records = nr_samples;
+	vcpu.samples = vcpu.notices = vcpu.callchains = nr_samples;
 	if (gen_end(&g, &ctl, &vcpu, 1, PVPROF_DATA_STOP_SIGNAL, g.time_ns))
 		gen_die("cannot finish the recording");
 	printf("samples %" PRIu64 " frames %" PRIu64 " snapshots %" PRIu64

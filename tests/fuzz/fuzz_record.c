@@ -19,14 +19,14 @@
 
 #define FUZZ_CHECK(cond)	do { if (!(cond)) abort(); } while (0)
 
-static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof_record *rec)
+static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof_callchain *rec)
 {
-	static __u8 st[PVPROF_STREAM_MAX_RECORD];
+	static __u8 st[PVPROF_STREAM_MAX_ENTRY];
 	const struct pvprof_notice_facts *f = pvprof_host_notice_facts(r, rec->seq);
 	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user, i, len;
 	struct pvprof_st_view v;
 
-	if (rec->flags & PVPROF_REC_F_USTACK) {
+	if (rec->flags & PVPROF_CHAIN_F_USTACK) {
 		const struct pvprof_ustack *us = (const void *)((const __u8 *)rec +
 								pvprof_record_bytes(nr));
 
@@ -49,7 +49,7 @@ static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof
 	FUZZ_CHECK(v.nr_frames == nr);
 	FUZZ_CHECK(!memcmp(v.raw + sizeof(struct pvprof_st_callchain) - sizeof(*rec), rec,
 			   rec->size));
-	FUZZ_CHECK(!v.ustack_data == !(rec->flags & PVPROF_REC_F_USTACK));
+	FUZZ_CHECK(!v.ustack_data == !(rec->flags & PVPROF_CHAIN_F_USTACK));
 	for (i = 0; i < nr; i++)
 		FUZZ_CHECK(pvprof_st_frame(&v, i) == pvprof_record_frame(rec, i));
 }
@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	__u32 len;
 	void *copy;
 
-	if (size < 4 || size - 4 > PVPROF_RECORD_SLOTS(16384) * PVPROF_RECORD_SLOT_SIZE)
+	if (size < 4 || size - 4 > PVPROF_CHAIN_SLOTS(16384) * PVPROF_CHAIN_SLOT_SIZE)
 		return 0;
 	if (pvprof_host_ring_init(&r, 16384, data[0] & 0x7f, 0xf00d))
 		abort();
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(acct.notices == pvprof_acct_notice_outcomes(&acct) +
 		   pvprof_host_outstanding(&r));
 	FUZZ_CHECK(r.resolved_seq <= r.notice_head);
-	FUZZ_CHECK(r.record_tail == (len > PVPROF_RECORD_SLOT_SIZE ? PVPROF_RECORD_SPAN(len) : 1));
+	FUZZ_CHECK(r.chain_tail == (len > PVPROF_CHAIN_SLOT_SIZE ? PVPROF_CHAIN_SPAN(len) : 1));
 	if (reason == PVPROF_REJ_NONE)
 		check_accepted(&r, copy);
 	else

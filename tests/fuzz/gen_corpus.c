@@ -42,9 +42,9 @@ static void write_file(const char *dir, const char *name, const void *buf, size_
 
 /* Host state prefix, then the slot: see fuzz_record.c. */
 static void record_seed(const char *name, __u8 max_depth, __u16 answered, __u8 ahead,
-			const struct pvprof_record *rec, __u32 len)
+			const struct pvprof_callchain *rec, __u32 len)
 {
-	static __u8 buf[4 + PVPROF_RECORD_SLOTS(16384) * PVPROF_RECORD_SLOT_SIZE];
+	static __u8 buf[4 + PVPROF_CHAIN_SLOTS(16384) * PVPROF_CHAIN_SLOT_SIZE];
 
 	buf[0] = max_depth;
 	buf[1] = answered & 0xff;
@@ -54,7 +54,7 @@ static void record_seed(const char *name, __u8 max_depth, __u16 answered, __u8 a
 	write_file(record_dir, name, buf, 4 + len);
 }
 
-static void fill(struct pvprof_record *rec, __u64 seq, __u32 flags, __u32 nk, __u32 nu)
+static void fill(struct pvprof_callchain *rec, __u64 seq, __u32 flags, __u32 nk, __u32 nu)
 {
 	__u32 i;
 
@@ -74,8 +74,8 @@ static void fill(struct pvprof_record *rec, __u64 seq, __u32 flags, __u32 nk, __
 /* A syscall's record with 1500 bytes of user stack: two slots. */
 static void ustack_seed(void)
 {
-	static __u64 span[2 * PVPROF_RECORD_SLOT_SIZE / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)span;
+	static __u64 span[2 * PVPROF_CHAIN_SLOT_SIZE / 8];
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)span;
 	struct pvprof_ustack *us;
 	__u32 i;
 
@@ -86,7 +86,7 @@ static void ustack_seed(void)
 	us->size = 1500;
 	for (i = 0; i < us->size; i++)
 		pvprof_ustack_data(us)[i] = (__u8)i;
-	rec->flags |= PVPROF_REC_F_USTACK;
+	rec->flags |= PVPROF_CHAIN_F_USTACK;
 	rec->size = pvprof_record_ustack_bytes(4, us->size);
 	/* Top bit of the first byte: the host asks for 8192 bytes. */
 	record_seed("ustack_two_slots", 0x80, 10, 1, rec, sizeof(span));
@@ -94,18 +94,18 @@ static void ustack_seed(void)
 
 static void records(void)
 {
-	__u64 slot[PVPROF_RECORD_SLOT_SIZE / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)slot;
+	__u64 slot[PVPROF_CHAIN_SLOT_SIZE / 8];
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)slot;
 
 	fill(rec, 11, 0, 6, 4);
 	record_seed("kernel_syscall", 0, 10, 3, rec, rec->size);
-	fill(rec, 11, PVPROF_REC_F_USER, 0, 8);
+	fill(rec, 11, PVPROF_CHAIN_F_USER, 0, 8);
 	record_seed("user", 32, 10, 1, rec, rec->size);
-	fill(rec, 300, PVPROF_REC_F_KTHREAD | PVPROF_REC_F_TRUNCATED, 3, 0);
+	fill(rec, 300, PVPROF_CHAIN_F_KTHREAD | PVPROF_CHAIN_F_TRUNCATED, 3, 0);
 	record_seed("kthread_whole_slot", 0, 299, 5, rec, sizeof(slot));
-	fill(rec, 11, PVPROF_REC_F_STALE, 0, 0);
+	fill(rec, 11, PVPROF_CHAIN_F_STALE, 0, 0);
 	record_seed("stale", 0, 10, 2, rec, rec->size);
-	fill(rec, 11, PVPROF_REC_F_USER | PVPROF_REC_F_COMPAT, 0, PVPROF_MAX_DEPTH);
+	fill(rec, 11, PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_COMPAT, 0, PVPROF_MAX_DEPTH);
 	record_seed("user_max_depth", 0, 10, 1, rec, rec->size);
 	fill(rec, 11, 0, 4, 0);
 	record_seed("too_deep", 3, 10, 1, rec, rec->size);
@@ -125,8 +125,8 @@ static void records(void)
 static void streams(void)
 {
 	static __u8 buf[65536];
-	__u64 slot[PVPROF_RECORD_SLOT_SIZE / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)slot;
+	__u64 slot[PVPROF_CHAIN_SLOT_SIZE / 8];
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)slot;
 	struct pvprof_notice_facts f = { .ip = 0xffffffff81000000ULL, .guest_tsc = 5,
 					 .event = PVPROF_EVENT_CPU_CLOCK };
 	__u8 msg[16 + 29];
@@ -146,7 +146,7 @@ static void streams(void)
 				  PVPROF_VCPU_REGISTERED, 16384, 0x12340000);
 	fill(rec, 1, 0, 5, 3);
 	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 0, 3, &f, rec);
-	fill(rec, 2, PVPROF_REC_F_USER, 0, 7);
+	fill(rec, 2, PVPROF_CHAIN_F_USER, 0, 7);
 	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 1, 4, &f, rec);
 	for (i = 0; i < PVPROF_LOSS_NR; i += 3)
 		len += pvprof_st_put_loss(buf + len, sizeof(buf) - len, 0, 5, i, i + 1);

@@ -175,7 +175,7 @@ static void test_stream_small_read_einval(void)
 	struct pvprof_ctl_enable en = { .event = PVPROF_EVENT_CPU_CLOCK,
 					.sample_period = 1000000 };
 	struct pvprof_ctl_vm vmarg = { 0 };
-	uint8_t buf[PVPROF_STREAM_MAX_RECORD];
+	uint8_t buf[PVPROF_STREAM_MAX_ENTRY];
 	struct setup s;
 	int fd;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Hostile guests (issue #4, spec pvprof-invalid-indices,
- * spec pvprof-record-drain and spec pvprof-losses): each case runs one
+ * spec pvprof-callchain-drain and spec pvprof-losses): each case runs one
  * misbehaving guest against the sampling host, then checks that
  *   - what it did was dropped and counted with the right loss reason,
  *   - the books balance once the vCPU is quiescent
@@ -44,7 +44,7 @@ enum hostile_mode {
 	M_SEQ_DUPLICATE,	/* a valid record, then the same seq again */
 	M_SEQ_FUTURE,		/* a seq the host never wrote */
 	M_SEQ_ZERO,
-	M_RECORD_HEAD_GARBAGE,	/* record_head far ahead of record_tail */
+	M_RECORD_HEAD_GARBAGE,	/* chain_head far ahead of chain_tail */
 	M_NOTICE_TAIL_GARBAGE,	/* notice_tail ahead of notice_head */
 	M_IGNORE,		/* notices never answered, tail never moves */
 	M_GUEST_ZEROES,		/* buffer zeroed after registration */
@@ -63,12 +63,12 @@ static uint64_t g_tail, g_rhead;
 
 static struct pvprof_buf_header *const hdr = (void *)BUF_GPA;
 
-static struct pvprof_record *record_slot(uint64_t index)
+static struct pvprof_callchain *record_slot(uint64_t index)
 {
 	struct pvprof_geometry geo;
 
 	pvprof_geometry_init(&geo, BUF_SIZE);
-	return (struct pvprof_record *)((uint8_t *)hdr +
+	return (struct pvprof_callchain *)((uint8_t *)hdr +
 					pvprof_record_offset(&geo, index));
 }
 
@@ -81,14 +81,14 @@ static uint32_t record_slots(void)
 }
 
 /* A record the host accepts: one kernel frame, the interrupted RIP. */
-static void record_build(struct pvprof_record *rec, uint64_t seq, uint64_t rip,
+static void record_build(struct pvprof_callchain *rec, uint64_t seq, uint64_t rip,
 			 uint16_t frames)
 {
 	uint16_t i;
 
 	memset(rec, 0, sizeof(*rec));
 	rec->seq = seq;
-	rec->flags = PVPROF_REC_F_KTHREAD;
+	rec->flags = PVPROF_CHAIN_F_KTHREAD;
 	rec->nr_kernel = frames;
 	rec->size = sizeof(*rec) + 8 * frames;
 	for (i = 0; i < frames; i++)
@@ -96,7 +96,7 @@ static void record_build(struct pvprof_record *rec, uint64_t seq, uint64_t rip,
 }
 
 /* Make the record break one rule, per mode; @n cycles through variants. */
-static void record_corrupt(struct pvprof_record *rec, uint32_t mode, uint64_t n,
+static void record_corrupt(struct pvprof_callchain *rec, uint32_t mode, uint64_t n,
 			   uint64_t rip)
 {
 	switch (mode) {
@@ -129,7 +129,7 @@ static void hostile_nmi(struct ex_regs *regs)
 	uint32_t mode = g_mode;
 	const struct pvprof_notice *newest;
 	uint64_t head, rtail, published;
-	struct pvprof_record *rec;
+	struct pvprof_callchain *rec;
 
 	if (!g_live || mode == M_IGNORE)
 		return;
@@ -142,7 +142,7 @@ static void hostile_nmi(struct ex_regs *regs)
 		return;
 	}
 	newest = (const void *)((uint8_t *)hdr + pvprof_notice_offset(head - 1));
-	rtail = pvprof_load_acquire(&hdr->record_tail);
+	rtail = pvprof_load_acquire(&hdr->chain_tail);
 	if (g_rhead - rtail + 2 <= record_slots()) {
 		rec = record_slot(g_rhead++);
 		record_build(rec, newest->seq, regs->rip, 1);
@@ -154,7 +154,7 @@ static void hostile_nmi(struct ex_regs *regs)
 		published = g_rhead;
 		if (mode == M_RECORD_HEAD_GARBAGE)
 			published += 1ULL << 40;
-		pvprof_store_release(&hdr->record_head, published);
+		pvprof_store_release(&hdr->chain_head, published);
 	}
 	g_tail = head;
 	pvprof_store_release(&hdr->notice_tail,
@@ -170,7 +170,7 @@ static void hostile_nmi(struct ex_regs *regs)
 	} else if (mode == M_SCRIBBLE_HOST_LINES) {
 		/*
 		 * Everything the host writes except magic, cookie and
-		 * record_tail: the host rewrites record_tail only when it
+		 * chain_tail: the host rewrites chain_tail only when it
 		 * drains, so a guest that scribbles it stalls its own record
 		 * ring (it hurts only itself, spec pvprof-invalid-indices).
 		 */
@@ -212,7 +212,7 @@ static void guest_ticks(void)
 		 * guest that re-checks its buffer would.
 		 */
 		if (g_mode == M_FLIPPED && g_live) {
-			pvprof_store_release(&hdr->record_head, g_rhead);
+			pvprof_store_release(&hdr->chain_head, g_rhead);
 			pvprof_store_release(&hdr->notice_tail, g_tail);
 		}
 		GUEST_SYNC(STAGE_TICK);
@@ -296,7 +296,7 @@ static bool phase_done(enum hostile_mode mode, const struct pvprof_vcpu_status *
 	case M_SEQ_ZERO:
 		return vs->losses[PVPROF_LOSS_INVALID] >= 20;
 	case M_SEQ_DUPLICATE:
-		return vs->losses[PVPROF_LOSS_INVALID] >= 10 && vs->records >= 10;
+		return vs->losses[PVPROF_LOSS_INVALID] >= 10 && vs->callchains >= 10;
 	case M_RECORD_HEAD_GARBAGE:
 		return vs->notices >= 60;
 	case M_NOTICE_TAIL_GARBAGE:
@@ -307,13 +307,13 @@ static bool phase_done(enum hostile_mode mode, const struct pvprof_vcpu_status *
 	case M_VMM_OVERWRITES:
 		return !vs->registered && vs->losses[PVPROF_LOSS_UNREGISTERED] >= 5;
 	case M_SCRIBBLE_HOST_LINES:
-		return vs->records >= 40;
+		return vs->callchains >= 40;
 	case M_FLIPPED:
 		return vs->notices >= 200;
 	case M_NORMAL:
 		break;
 	}
-	return vs->records >= 20;
+	return vs->callchains >= 20;
 }
 
 /* Run ticks until @done, or fail after PHASE_SECONDS; then stop the ticks. */
@@ -328,12 +328,12 @@ static void run_phase(struct kvm_vm *vm, struct kvm_vcpu *vcpu,
 	for (;;) {
 		vcpu_run_expect_sync(vcpu, STAGE_TICK, &uc);
 		pvprof_vcpu_status(vm, 1, 0, vs);
-		if (mode == M_VMM_OVERWRITES && !overwritten && vs->records >= 10) {
+		if (mode == M_VMM_OVERWRITES && !overwritten && vs->callchains >= 10) {
 			guest_var(vm, g_live) = 0;
 			memset(vm->mem + BUF_GPA, 0xa5, BUF_SIZE);
 			overwritten = true;
 		}
-		if (mode == M_NORMAL ? vs->records >= base_records + 20 :
+		if (mode == M_NORMAL ? vs->callchains >= base_records + 20 :
 		    phase_done(mode, vs))
 			break;
 		if (now_s() > deadline) {
@@ -356,27 +356,27 @@ static void check_hostile_books(enum hostile_mode mode,
 	case M_DEPTH_OVER_CONFIG:
 	case M_SEQ_FUTURE:
 	case M_SEQ_ZERO:
-		TEST_ASSERT_EQ(vs->records, 0);
+		TEST_ASSERT_EQ(vs->callchains, 0);
 		TEST_ASSERT(vs->losses[PVPROF_LOSS_INVALID] >= 20, "invalid %llu",
 			    (unsigned long long)vs->losses[PVPROF_LOSS_INVALID]);
 		break;
 	case M_SEQ_DUPLICATE:
 		/* Each duplicate resolves the next notice as invalid. */
-		TEST_ASSERT(vs->records >= 10 && vs->losses[PVPROF_LOSS_INVALID] >= 10,
+		TEST_ASSERT(vs->callchains >= 10 && vs->losses[PVPROF_LOSS_INVALID] >= 10,
 			    "records %llu, invalid %llu",
-			    (unsigned long long)vs->records,
+			    (unsigned long long)vs->callchains,
 			    (unsigned long long)vs->losses[PVPROF_LOSS_INVALID]);
 		break;
 	case M_RECORD_HEAD_GARBAGE:
-		TEST_ASSERT_EQ(vs->records, 0);
+		TEST_ASSERT_EQ(vs->callchains, 0);
 		TEST_ASSERT_EQ(vs->losses[PVPROF_LOSS_INVALID], 0);
 		TEST_ASSERT_EQ(vs->losses[PVPROF_LOSS_UNANSWERED], vs->notices);
 		break;
 	case M_NOTICE_TAIL_GARBAGE:
 		/* The first notice was answered; nothing after the garbage. */
-		TEST_ASSERT(vs->records <= 1 && vs->nmis <= 1,
+		TEST_ASSERT(vs->callchains <= 1 && vs->nmis <= 1,
 			    "records %llu, nmis %llu after a garbage notice_tail",
-			    (unsigned long long)vs->records,
+			    (unsigned long long)vs->callchains,
 			    (unsigned long long)vs->nmis);
 		TEST_ASSERT(vs->losses[PVPROF_LOSS_NOTICE_RING_FULL] >= 20, "ring full %llu",
 			    (unsigned long long)vs->losses[PVPROF_LOSS_NOTICE_RING_FULL]);
@@ -396,13 +396,13 @@ static void check_hostile_books(enum hostile_mode mode,
 		TEST_ASSERT_EQ(query, PVPROF_QUERY_UNREGISTERED);
 		TEST_ASSERT_EQ(sc->dropped, 1);
 		TEST_ASSERT_EQ(sc->unregistered, 0);
-		TEST_ASSERT(vs->records >= 9, "records %llu before the buffer went",
-			    (unsigned long long)vs->records);
+		TEST_ASSERT(vs->callchains >= 9, "records %llu before the buffer went",
+			    (unsigned long long)vs->callchains);
 		break;
 	case M_SCRIBBLE_HOST_LINES:
 		TEST_ASSERT_EQ(vs->losses[PVPROF_LOSS_INVALID], 0);
-		TEST_ASSERT(vs->records >= 40, "records %llu",
-			    (unsigned long long)vs->records);
+		TEST_ASSERT(vs->callchains >= 40, "records %llu",
+			    (unsigned long long)vs->callchains);
 		break;
 	case M_FLIPPED:
 	case M_NORMAL:
@@ -462,25 +462,25 @@ static void run_hostile(const struct hostile_case *hc, const char *name)
 	pvprof_print_books(name, &hostile);
 	pvprof_assert_books(&hostile, "after the hostile phase");
 	TEST_ASSERT(sc.callchains + hostile.losses[PVPROF_LOSS_STREAM_OVERFLOW] ==
-		    hostile.records, "stream callchains %llu, records %llu",
+		    hostile.callchains, "stream callchains %llu, records %llu",
 		    (unsigned long long)sc.callchains,
-		    (unsigned long long)hostile.records);
+		    (unsigned long long)hostile.callchains);
 	check_hostile_books(hc->mode, &hostile, uc.args[1], &sc);
 
 	/* The host is unharmed: a well-behaved registration works again. */
 	guest_var(vm, g_mode) = M_NORMAL;
 	pvprof_enable(vm, &en);
 	vcpu_run_expect_sync(vcpu, STAGE_REREGISTERED, &uc);
-	run_phase(vm, vcpu, M_NORMAL, hostile.records, &vs);
+	run_phase(vm, vcpu, M_NORMAL, hostile.callchains, &vs);
 	pvprof_disable(vm);
 	vcpu_run_expect_sync(vcpu, STAGE_QUIESCED, &uc);
 	TEST_ASSERT_EQ(uc.args[1], PVPROF_QUERY_REGISTERED);
 	vcpu_run_expect_done(vcpu);
 	pvprof_vcpu_status(vm, 1, 0, &vs);
 	pvprof_assert_books(&vs, "after the well-behaved phase");
-	TEST_ASSERT(vs.records >= hostile.records + 20, "records %llu after %llu",
-		    (unsigned long long)vs.records,
-		    (unsigned long long)hostile.records);
+	TEST_ASSERT(vs.callchains >= hostile.callchains + 20, "records %llu after %llu",
+		    (unsigned long long)vs.callchains,
+		    (unsigned long long)hostile.callchains);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_INVALID],
 		       hostile.losses[PVPROF_LOSS_INVALID]);
 
@@ -491,7 +491,7 @@ static void run_hostile(const struct hostile_case *hc, const char *name)
 	TEST_ASSERT_EQ(sc.hello, 1);
 	TEST_ASSERT_EQ(sc.registered, 2);
 	TEST_ASSERT_EQ(sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
+		       vs.callchains);
 	for (r = 0; r < PVPROF_LOSS_NR; r++)
 		TEST_ASSERT(sc.losses[r] == vs.losses[r],
 			    "LOSS records of %s add up to %llu, STATUS says %llu",

@@ -187,7 +187,7 @@ static void run_ticks(struct test_vm *t, bool (*done)(const struct pvprof_vcpu_s
 
 static bool records_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
 {
-	return vs->records >= n;
+	return vs->callchains >= n;
 }
 
 static bool dropped_and_sampled(const struct pvprof_vcpu_status *vs, uint64_t unreg)
@@ -212,7 +212,7 @@ static uint64_t quiesce(struct test_vm *t, struct pvprof_vcpu_status *vs)
 	pvprof_assert_books(vs, "quiesced");
 	pvprof_stream_read(t->stream_fd, &t->sc, false);
 	TEST_ASSERT_EQ(t->sc.callchains + vs->losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs->records);
+		       vs->callchains);
 	return uc.args[1];
 }
 
@@ -226,7 +226,7 @@ static void second_round_and_end(struct test_vm *t, const char *name)
 	pvprof_vcpu_status(t->vm, 1, 0, &before);
 	pvprof_enable(t->vm, &en);
 	vcpu_run_expect_sync(t->vcpu, STAGE_REREGISTERED, NULL);
-	run_ticks(t, records_reach, before.records + 20, &vs);
+	run_ticks(t, records_reach, before.callchains + 20, &vs);
 	TEST_ASSERT_EQ(quiesce(t, &vs), PVPROF_QUERY_REGISTERED);
 	vcpu_run_expect_done(t->vcpu);
 	pvprof_print_books(name, &vs);
@@ -236,7 +236,7 @@ static void second_round_and_end(struct test_vm *t, const char *name)
 	munmap(t->slot_mem, SLOT_SIZE);
 	pvprof_stream_read(t->stream_fd, &t->sc, true);
 	TEST_ASSERT_EQ(t->sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
+		       vs.callchains);
 	for (r = 0; r < PVPROF_LOSS_NR; r++)
 		TEST_ASSERT(t->sc.losses[r] == vs.losses[r],
 			    "LOSS records of reason %u add up to %llu, STATUS says %llu",
@@ -468,7 +468,7 @@ static void test_enable_disable_1000_while_running(void)
 		(unsigned long long)atomic_load(&tk.ticks));
 	/* Still sampling normally afterwards. */
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
-	run_ticks(&t, records_reach, vs.records + 20, &vs);
+	run_ticks(&t, records_reach, vs.callchains + 20, &vs);
 	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_REGISTERED);
 	second_round_and_end(&t, "enable_disable_1000");
 }
@@ -542,12 +542,12 @@ static void assert_books_closed(struct test_vm *t, const char *when, struct pvpr
 {
 	pvprof_vcpu_status(t->vm, 1, 0, vs);
 	TEST_ASSERT_EQ(vs->registered, 1);
-	TEST_ASSERT(vs->notices == vs->records + pvprof_notice_losses(vs),
+	TEST_ASSERT(vs->notices == vs->callchains + pvprof_notice_losses(vs),
 		    "%s: notices %llu != records %llu + stale/invalid/unanswered %llu", when,
-		    (unsigned long long)vs->notices, (unsigned long long)vs->records,
+		    (unsigned long long)vs->notices, (unsigned long long)vs->callchains,
 		    (unsigned long long)pvprof_notice_losses(vs));
 	pvprof_stream_read(t->stream_fd, &t->sc, false);
-	TEST_ASSERT_EQ(t->sc.callchains, vs->records);
+	TEST_ASSERT_EQ(t->sc.callchains, vs->callchains);
 	TEST_ASSERT_EQ(t->sc.losses[PVPROF_LOSS_STALE], vs->losses[PVPROF_LOSS_STALE]);
 }
 
@@ -589,7 +589,7 @@ static void test_disable_drains_halted_vcpu(void)
 	posted = guest_var(t.vm, g_posted);
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
 	TEST_ASSERT(posted > 0, "the guest answered no notice");
-	TEST_ASSERT(vs.records + vs.losses[PVPROF_LOSS_STALE] < posted,
+	TEST_ASSERT(vs.callchains + vs.losses[PVPROF_LOSS_STALE] < posted,
 		    "the host drained the halted vCPU's %llu records before DISABLE",
 		    (unsigned long long)posted);
 
@@ -601,7 +601,7 @@ static void test_disable_drains_halted_vcpu(void)
 
 /*
  * Answers to notices still unresolved at DISABLE, posted after it
- * (spec pvprof-record-drain): the guest answers them and halts, and no
+ * (spec pvprof-callchain-drain): the guest answers them and halts, and no
  * sample's request and no return to user space follows; the exits on the way
  * (the HLT) drain them on the vCPU's thread.
  */
@@ -616,9 +616,9 @@ static void test_answers_after_disable_drained(void)
 	run_ticks(&t, notices_reach, 8, &vs);
 	pvprof_disable(t.vm);
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
-	TEST_ASSERT(vs.notices > vs.records + pvprof_notice_losses(&vs),
+	TEST_ASSERT(vs.notices > vs.callchains + pvprof_notice_losses(&vs),
 		    "no notice outstanding at DISABLE: notices %llu, records %llu",
-		    (unsigned long long)vs.notices, (unsigned long long)vs.records);
+		    (unsigned long long)vs.notices, (unsigned long long)vs.callchains);
 	guest_var(t.vm, g_stop) = 1;
 	thread = run_until_halted(&t, &hr);
 	TEST_ASSERT(guest_var(t.vm, g_posted) > 0, "the guest answered no notice");
@@ -660,14 +660,14 @@ static void test_destroy_while_sampling(void)
 	TEST_ASSERT(!pthread_create(&thread, NULL, read_to_eof, &br), "pthread_create");
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
 	TEST_ASSERT_EQ(vs.registered, 1);
-	outstanding = vs.notices - vs.records - pvprof_notice_losses(&vs);
+	outstanding = vs.notices - vs.callchains - pvprof_notice_losses(&vs);
 	vcpu_release(t.vcpu);
 	kvm_vm_free(t.vm);
 	munmap(t.slot_mem, SLOT_SIZE);
 	pthread_join(thread, NULL);
 	TEST_ASSERT(br.sc.eof, "no end of file");
 	TEST_ASSERT_EQ(br.sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
+		       vs.callchains);
 	TEST_ASSERT_EQ(br.sc.dropped, 1);
 	TEST_ASSERT_EQ(br.sc.losses[PVPROF_LOSS_UNANSWERED],
 		       vs.losses[PVPROF_LOSS_UNANSWERED] + outstanding);
@@ -840,7 +840,7 @@ static void test_ksm_and_compaction_while_sampling(void)
 	TEST_ASSERT(!madvise(t.vm->mem, GUEST_MEM_SIZE, MADV_MERGEABLE) &&
 		    !madvise(t.slot_mem, SLOT_SIZE, MADV_MERGEABLE), "MADV_MERGEABLE");
 	run_ticks(&t, records_reach, 10, &vs);
-	records0 = vs.records;
+	records0 = vs.callchains;
 	notices0 = vs.notices;
 
 	ksm_save_and_start();
@@ -875,10 +875,10 @@ static void test_ksm_and_compaction_while_sampling(void)
 		atomic_load(&comp.done), (unsigned long long)(comp.ns / 1000000),
 		(unsigned long long)atomic_load(&comp.ticks),
 		(unsigned long long)(vs.notices - notices0),
-		(unsigned long long)(vs.records - records0));
-	TEST_ASSERT(vs.records > records0, "no record while KSM and compaction ran");
+		(unsigned long long)(vs.callchains - records0));
+	TEST_ASSERT(vs.callchains > records0, "no record while KSM and compaction ran");
 	/* Records still arrive afterwards, with KSM still merging. */
-	run_ticks(&t, records_reach, vs.records + 20, &vs);
+	run_ticks(&t, records_reach, vs.callchains + 20, &vs);
 	ksm_restore();
 	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_REGISTERED);
 	second_round_and_end(&t, "ksm_compaction");

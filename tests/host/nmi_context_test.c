@@ -383,7 +383,7 @@ static void test_overflow_handler_in_nmi(void)
 		tick(vcpu);
 		module_counts(&m);
 		pvprof_vcpu_status(vm, 1, 0, &vs);
-		if (m.nmis >= sent && vs.notices == vs.records + pvprof_notice_losses(&vs))
+		if (m.nmis >= sent && vs.notices == vs.callchains + pvprof_notice_losses(&vs))
 			break;
 		if (test_now_ns() > deadline)
 			break;
@@ -405,7 +405,7 @@ static void test_overflow_handler_in_nmi(void)
 	reports = kmsg_reports(kmsg, first_report, sizeof(first_report), &slow_nmis);
 
 	samples = vs.samples - vs0.samples;
-	records = vs.records - vs0.records;
+	records = vs.callchains - vs0.callchains;
 	sample_losses = pvprof_sample_losses(&vs) - pvprof_sample_losses(&vs0);
 	notice_losses = pvprof_notice_losses(&vs) - pvprof_notice_losses(&vs0);
 	cpu_clock_bound = elapsed / SLOW_PERIOD_NS + 1;
@@ -452,7 +452,7 @@ static void test_overflow_handler_in_nmi(void)
 		    (unsigned long long)m.forwarded);
 	TEST_ASSERT(records >= m.forwarded / 2, "records +%llu for %llu forwarded NMIs",
 		    (unsigned long long)records, (unsigned long long)m.forwarded);
-	TEST_ASSERT_EQ(sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW], vs.records);
+	TEST_ASSERT_EQ(sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW], vs.callchains);
 	TEST_ASSERT_EQ(cc.in_image, sc.callchains);
 	TEST_ASSERT(cc.ip_matches >= sc.callchains * 9 / 10,
 		    "the guest's interrupted IP is the sampled IP in %llu of %llu callchains",

@@ -140,11 +140,11 @@ static void stream_drain(int fd, struct stream_counts *c, bool until_eof)
 				break;
 			case PVPROF_ST_CALLCHAIN:
 				c->callchains++;
-				TEST_ASSERT(v.u.callchain.rec.seq > c->last_seq,
+				TEST_ASSERT(v.u.callchain.chain.seq > c->last_seq,
 					    "callchain seq %llu after %llu",
-					    (unsigned long long)v.u.callchain.rec.seq,
+					    (unsigned long long)v.u.callchain.chain.seq,
 					    (unsigned long long)c->last_seq);
-				c->last_seq = v.u.callchain.rec.seq;
+				c->last_seq = v.u.callchain.chain.seq;
 				if (pvprof_st_frame(&v, 0) - PVPROF_KERNEL_HALF_START ==
 				    v.u.callchain.notice_ip)
 					c->ip_matches++;
@@ -250,12 +250,12 @@ static void test_cpu_clock_end_to_end(void)
 						   ARRAY_SIZE(sample_losses)),
 		    "samples %llu != notices %llu + sample losses",
 		    (unsigned long long)vs.samples, (unsigned long long)vs.notices);
-	TEST_ASSERT(vs.notices == vs.records + sum(vs.losses, notice_losses,
+	TEST_ASSERT(vs.notices == vs.callchains + sum(vs.losses, notice_losses,
 						   ARRAY_SIZE(notice_losses)),
 		    "notices %llu != records %llu + stale/invalid/unanswered",
-		    (unsigned long long)vs.notices, (unsigned long long)vs.records);
+		    (unsigned long long)vs.notices, (unsigned long long)vs.callchains);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_INVALID], 0);
-	TEST_ASSERT_EQ(vs.records, guest_cc);
+	TEST_ASSERT_EQ(vs.callchains, guest_cc);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_STALE], guest_st);
 	TEST_ASSERT(vs.nmis >= TARGET_NMIS, "nmis %llu",
 		    (unsigned long long)vs.nmis);
@@ -264,7 +264,7 @@ static void test_cpu_clock_end_to_end(void)
 	TEST_ASSERT_EQ(sc.hello, 1);
 	TEST_ASSERT_EQ(sc.registered, 1);
 	TEST_ASSERT_EQ(sc.unregistered, 1);
-	TEST_ASSERT_EQ(sc.callchains, vs.records - vs.losses[PVPROF_LOSS_STREAM_OVERFLOW]);
+	TEST_ASSERT_EQ(sc.callchains, vs.callchains - vs.losses[PVPROF_LOSS_STREAM_OVERFLOW]);
 
 	fprintf(stderr, "# measured: samples %llu = notices %llu + sample losses %llu (throttled %llu, slot busy %llu, ring full %llu); notices = records %llu + stale %llu + invalid %llu + unanswered %llu; nmis %llu; stream callchains %llu, notice IP = interrupted IP in %llu\n",
 		(unsigned long long)vs.samples, (unsigned long long)vs.notices,
@@ -272,7 +272,7 @@ static void test_cpu_clock_end_to_end(void)
 		(unsigned long long)vs.losses[PVPROF_LOSS_THROTTLED],
 		(unsigned long long)vs.losses[PVPROF_LOSS_SLOT_BUSY],
 		(unsigned long long)vs.losses[PVPROF_LOSS_NOTICE_RING_FULL],
-		(unsigned long long)vs.records,
+		(unsigned long long)vs.callchains,
 		(unsigned long long)vs.losses[PVPROF_LOSS_STALE],
 		(unsigned long long)vs.losses[PVPROF_LOSS_INVALID],
 		(unsigned long long)vs.losses[PVPROF_LOSS_UNANSWERED],
@@ -385,10 +385,10 @@ static void test_slow_handler_not_stale(void)
 	vcpu_run_expect_done(vcpu);
 	status_get(kvm_fd, vm->fd, &cs, &vs);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_STALE], stale);
-	TEST_ASSERT_EQ(vs.records, uc.args[1]);
+	TEST_ASSERT_EQ(vs.callchains, uc.args[1]);
 	fprintf(stderr, "# measured: %llu handler runs waited for a notice; notices %llu = records %llu + stale %llu + unanswered %llu; slot busy %llu; nmis %llu\n",
 		(unsigned long long)runs, (unsigned long long)vs.notices,
-		(unsigned long long)vs.records, (unsigned long long)stale,
+		(unsigned long long)vs.callchains, (unsigned long long)stale,
 		(unsigned long long)vs.losses[PVPROF_LOSS_UNANSWERED],
 		(unsigned long long)vs.losses[PVPROF_LOSS_SLOT_BUSY],
 		(unsigned long long)vs.nmis);

@@ -49,7 +49,7 @@ static inline uint32_t guest_vcpu_idx(void)
 
 /* The RIP frame, then a frame that names the vCPU that answered. */
 static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
+		    struct pvprof_callchain *rec, uint32_t max_frames)
 {
 	pvprof_guest_capture_rip(ctx, n, rec, max_frames);
 	pvprof_record_frames(rec)[rec->nr_kernel++] = VCPU_TAG(guest_vcpu_idx());
@@ -149,8 +149,8 @@ static void smp_vm_end(struct smp_vm *s, const char *name)
 		snprintf(label, sizeof(label), "%s vCPU %u", name, i);
 		pvprof_assert_books(&vs[i], label);
 		pvprof_print_books(label, &vs[i]);
-		TEST_ASSERT(vs[i].records >= 20, "vCPU %u: only %llu records", i,
-			    (unsigned long long)vs[i].records);
+		TEST_ASSERT(vs[i].callchains >= 20, "vCPU %u: only %llu records", i,
+			    (unsigned long long)vs[i].callchains);
 		vcpu_run_expect_done(s->vcpu[i]);
 		vcpu_release(s->vcpu[i]);
 	}
@@ -160,11 +160,11 @@ static void smp_vm_end(struct smp_vm *s, const char *name)
 	close(s->stream_fd);
 	for (i = 0; i < s->nr_vcpus; i++)
 		TEST_ASSERT(s->sc.vcpu_callchains[i] +
-			    vs[i].losses[PVPROF_LOSS_STREAM_OVERFLOW] == vs[i].records,
+			    vs[i].losses[PVPROF_LOSS_STREAM_OVERFLOW] == vs[i].callchains,
 			    "vCPU %u: %llu callchains in the stream + %llu overflow != %llu records",
 			    i, (unsigned long long)s->sc.vcpu_callchains[i],
 			    (unsigned long long)vs[i].losses[PVPROF_LOSS_STREAM_OVERFLOW],
-			    (unsigned long long)vs[i].records);
+			    (unsigned long long)vs[i].callchains);
 	for (r = 0; r < PVPROF_LOSS_NR; r++) {
 		uint64_t sum = 0;
 
@@ -235,17 +235,17 @@ static void test_vcpu_thread_migrates(void)
 		 */
 		if (i % 20 == 19) {
 			pvprof_vcpu_status(s.vm, 1, 0, &vs);
-			if (vs.samples <= last_samples || vs.records <= last_records)
+			if (vs.samples <= last_samples || vs.callchains <= last_records)
 				stalled++;
 			last_samples = vs.samples;
-			last_records = vs.records;
+			last_records = vs.callchains;
 			pvprof_stream_read(s.stream_fd, &s.sc, false);
 		}
 		TEST_ASSERT(test_now_ns() < deadline, "%u moves in %d s", i, PHASE_SECONDS);
 	}
 	pvprof_vcpu_status(s.vm, 1, 0, &vs);
 	fprintf(stderr, "# measured: vcpu_thread_migrates: %u moves, %llu samples, %llu records, %llu windows of 20 moves without a sample or record, %llu times not on the target CPU\n",
-		MIGRATIONS, (unsigned long long)vs.samples, (unsigned long long)vs.records,
+		MIGRATIONS, (unsigned long long)vs.samples, (unsigned long long)vs.callchains,
 		(unsigned long long)stalled, (unsigned long long)on_wrong_cpu);
 	TEST_ASSERT_EQ(on_wrong_cpu, 0);
 	TEST_ASSERT(stalled == 0, "samples or records stopped for %llu windows of 20 moves",
@@ -275,7 +275,7 @@ static bool all_records_reach(struct smp_vm *s, uint64_t n)
 
 	for (i = 0; i < s->nr_vcpus; i++) {
 		pvprof_vcpu_status(s->vm, s->nr_vcpus, i, &vs);
-		if (vs.records < n)
+		if (vs.callchains < n)
 			return false;
 	}
 	return true;

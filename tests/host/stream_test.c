@@ -45,7 +45,7 @@ static volatile uint64_t guest_nmis;
 
 /* As deep as the record allows, so few records fill a reader. */
 static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
+		    struct pvprof_callchain *rec, uint32_t max_frames)
 {
 	const struct ex_regs *regs = ctx;
 	uint32_t i;
@@ -54,7 +54,7 @@ static void capture(void *ctx, const struct pvprof_notice *n,
 	for (i = 0; i < max_frames; i++)
 		pvprof_record_frames(rec)[i] = PVPROF_KERNEL_HALF_START + regs->rip + i;
 	rec->nr_kernel = max_frames;
-	rec->flags = PVPROF_REC_F_KTHREAD;
+	rec->flags = PVPROF_CHAIN_F_KTHREAD;
 }
 
 static void guest_nmi_handler(struct ex_regs *regs)
@@ -157,7 +157,7 @@ static void books_of(const struct capture_buf *c, struct books *b)
 			b->hello++;
 			break;
 		case PVPROF_ST_CALLCHAIN:
-			b->seqs[b->callchains++] = v.u.callchain.rec.seq;
+			b->seqs[b->callchains++] = v.u.callchain.chain.seq;
 			break;
 		case PVPROF_ST_LOSS:
 			if (v.hdr.vcpu_id == ~0U)
@@ -204,7 +204,7 @@ static void final_losses(const struct pvprof_vcpu_status *vs, uint64_t *final)
 	const uint64_t *l = (const uint64_t *)vs->losses;
 	uint64_t outstanding, pending;
 
-	outstanding = vs->notices - vs->records - l[PVPROF_LOSS_STALE] -
+	outstanding = vs->notices - vs->callchains - l[PVPROF_LOSS_STALE] -
 		      l[PVPROF_LOSS_INVALID] - l[PVPROF_LOSS_UNANSWERED];
 	pending = vs->samples - vs->notices - l[PVPROF_LOSS_NOTICE_RING_FULL] -
 		  l[PVPROF_LOSS_THROTTLED] - l[PVPROF_LOSS_UNREGISTERED] -
@@ -349,7 +349,7 @@ static void test_several_readers(void)
 		    (unsigned long long)ba.hello, (unsigned long long)ba.registered,
 		    (unsigned long long)ba.dropped);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_STREAM_OVERFLOW], 0);
-	TEST_ASSERT_EQ(ba.callchains, vs.records);
+	TEST_ASSERT_EQ(ba.callchains, vs.callchains);
 	final_losses(&vs, final);
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
 		TEST_ASSERT(ba.losses[i] == final[i] ||
@@ -369,7 +369,7 @@ static void test_several_readers(void)
 		    "the reader that never read missed nothing (%llu callchains)",
 		    (unsigned long long)bn.callchains);
 	TEST_ASSERT_EQ(bn.callchains + bn.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
+		       vs.callchains);
 	TEST_ASSERT(bn.callchains * DEEPEST_RECORD <= READER_BUF,
 		    "%llu callchains in a reader that never read",
 		    (unsigned long long)bn.callchains);
@@ -385,7 +385,7 @@ static void test_several_readers(void)
 		    (unsigned long long)bn.registered, (unsigned long long)bn.dropped);
 
 	fprintf(stderr, "# measured: %llu NMIs, %llu callchains in %llu ms; readers A and B got all %llu (%zu bytes each); the reader that never read got %llu and was told it missed %llu\n",
-		(unsigned long long)uc.args[1], (unsigned long long)vs.records,
+		(unsigned long long)uc.args[1], (unsigned long long)vs.callchains,
 		(unsigned long long)guest_ms, (unsigned long long)ba.callchains,
 		a.len, (unsigned long long)bn.callchains,
 		(unsigned long long)bn.losses[PVPROF_LOSS_STREAM_OVERFLOW]);

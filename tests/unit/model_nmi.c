@@ -237,11 +237,11 @@ static void handler_exception(struct model *m)
 
 /*
  * The capture runs between the handler's load of notice_head and its
- * stores of record_head and notice_tail: a VM exit there (a sample, an
+ * stores of chain_head and notice_tail: a VM exit there (a sample, an
  * interrupt) runs the host's entry path against a half-done handler.
  */
 static void capture_with_exit(void *ctx, const struct pvprof_notice *n,
-			      struct pvprof_record *rec, __u32 max_frames)
+			      struct pvprof_callchain *rec, __u32 max_frames)
 {
 	struct handler_ctx *hc = ctx;
 
@@ -373,24 +373,24 @@ static void check_new_callchains(struct model *m)
 		m->stream_pos += sv.hdr.size;
 		if (sv.hdr.type != PVPROF_ST_CALLCHAIN)
 			continue;
-		MCHECK(m, sv.u.callchain.rec.seq > m->last_seq &&
-		       sv.u.callchain.rec.seq <= m->ref_reg_notices,
+		MCHECK(m, sv.u.callchain.chain.seq > m->last_seq &&
+		       sv.u.callchain.chain.seq <= m->ref_reg_notices,
 		       "callchain seq %llu after %llu",
-		       (unsigned long long)sv.u.callchain.rec.seq,
+		       (unsigned long long)sv.u.callchain.chain.seq,
 		       (unsigned long long)m->last_seq);
-		m->last_seq = sv.u.callchain.rec.seq;
+		m->last_seq = sv.u.callchain.chain.seq;
 		MCHECK(m, sv.u.callchain.notice_ip == m->ip_of_seq[m->last_seq],
 		       "callchain of seq %llu carries another notice's IP",
 		       (unsigned long long)m->last_seq);
 		MCHECK(m, sv.nr_frames >= 1, "callchain without frames");
 		for (i = 0; i < sv.nr_frames; i++)
-			MCHECK(m, i < sv.u.callchain.rec.nr_kernel ?
+			MCHECK(m, i < sv.u.callchain.chain.nr_kernel ?
 			       pvprof_st_frame(&sv, i) >= PVPROF_KERNEL_HALF_START :
 			       pvprof_st_frame(&sv, i) < PVPROF_USER_HALF_END,
 			       "frame %u of seq %llu in the wrong half", i,
 			       (unsigned long long)m->last_seq);
 		RCHECK(m, (pvprof_st_frame(&sv, 0) == sv.u.callchain.notice_ip) ==
-		       !(sv.u.callchain.rec.flags & PVPROF_REC_F_SKEWED),
+		       !(sv.u.callchain.chain.flags & PVPROF_CHAIN_F_SKEWED),
 		       "skew flag disagrees with the frames");
 	}
 }
@@ -428,7 +428,7 @@ static void host_work(struct model *m)
 	bool room = m->ref_unconsumed < PVPROF_NOTICE_SLOTS;
 	__u64 notices = a->notices, nmis = a->nmis;
 	__u64 windows = m->v.nmi_windows_opened;
-	__u64 record_tail = m->v.ring.record_tail;
+	__u64 chain_tail = m->v.ring.chain_tail;
 	bool waits, injected, opened;
 	__u64 drained;
 
@@ -485,7 +485,7 @@ static void host_work(struct model *m)
 	       (unsigned long long)m->ref_unconsumed, masked, held);
 
 	/* The drain comes last, and takes every record posted. */
-	drained = m->v.ring.record_tail - record_tail;
+	drained = m->v.ring.chain_tail - chain_tail;
 	RCHECK(m, drained == m->ref_in_ring, "drained %llu, reference %llu",
 	       (unsigned long long)drained, (unsigned long long)m->ref_in_ring);
 	m->ref_callchains += m->ref_ring_callchains;
@@ -540,7 +540,7 @@ static void scribble(struct model *m)
 {
 	struct pvprof_buf_header *h = (struct pvprof_buf_header *)m->v.buf;
 	const struct pvprof_geometry *geo = &m->v.gb.geo;
-	struct pvprof_record *rec;
+	struct pvprof_callchain *rec;
 	__u32 i;
 
 	switch (rnd(m) % 9) {
@@ -548,13 +548,13 @@ static void scribble(struct model *m)
 		h->notice_tail += rnd(m) % 81 - 40;
 		break;
 	case 1:
-		h->record_head += rnd(m) % 21 - 10;
+		h->chain_head += rnd(m) % 21 - 10;
 		break;
 	case 2:		/* flip bits in a posted or unposted record */
 		m->v.buf[pvprof_record_offset(geo, rnd(m)) + rnd(m) % 64] ^= 1 << (rnd(m) % 8);
 		break;
 	case 3:		/* post a forged record: replayed, future or malformed */
-		rec = (struct pvprof_record *)(m->v.buf + pvprof_record_offset(geo, h->record_head));
+		rec = (struct pvprof_callchain *)(m->v.buf + pvprof_record_offset(geo, h->chain_head));
 		pvprof_record_init(rec, h->notice_tail + rnd(m) % 5 - 2, rnd(m) % 128);
 		rec->nr_kernel = rnd(m) % 4;
 		rec->nr_user = rnd(m) % 3;
@@ -562,13 +562,13 @@ static void scribble(struct model *m)
 			pvprof_record_frames(rec)[i] = rnd(m) % 2 ? KADDR(i) : UADDR(i);
 		rec->size = rnd(m) % 4 ? pvprof_record_bytes(rec->nr_kernel + rec->nr_user) :
 			    (__u16)rnd(m);
-		h->record_head++;
+		h->chain_head++;
 		break;
 	case 4:		/* overwrite the host's lines */
 		h->notice_head = rnd(m) % 2 ? rnd(m) : h->notice_head + 33;
 		break;
 	case 5:
-		h->record_tail += rnd(m) % 9 - 4;
+		h->chain_tail += rnd(m) % 9 - 4;
 		break;
 	case 6:		/* reused the memory: the host must stop writing */
 		h->cookie ^= 1;

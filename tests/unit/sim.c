@@ -39,8 +39,8 @@ static void stream_put(struct sim_vcpu *v, const void *rec, __u32 len)
 
 void sim_init(struct sim_vcpu *v, __u32 vcpu_id)
 {
-	static __u64 span_copy[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
-			       PVPROF_RECORD_SLOT_SIZE / 8];
+	static __u64 span_copy[PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			       PVPROF_CHAIN_SLOT_SIZE / 8];
 	__u8 hello[sizeof(struct pvprof_st_hello)];
 
 	memset(v, 0, sizeof(*v));
@@ -180,9 +180,9 @@ static bool op_open_nmi_window(void *ctx)
 }
 
 static bool op_emit(void *ctx, const struct pvprof_notice_facts *facts,
-		    const struct pvprof_record *rec, __u32 slots)
+		    const struct pvprof_callchain *rec, __u32 slots)
 {
-	static __u8 out[PVPROF_STREAM_MAX_RECORD];
+	static __u8 out[PVPROF_STREAM_MAX_ENTRY];
 	struct sim_vcpu *v = ctx;
 	__u32 len;
 
@@ -260,12 +260,12 @@ int sim_host_entry(struct sim_vcpu *v)
 /* A pass with nothing pending: the record slots it drained. */
 __u32 sim_host_drain(struct sim_vcpu *v)
 {
-	__u64 tail = v->ring.record_tail;
+	__u64 tail = v->ring.chain_tail;
 
 	if (!v->registered)
 		return 0;
 	sim_host_entry(v);
-	return (__u32)(v->ring.record_tail - tail);
+	return (__u32)(v->ring.chain_tail - tail);
 }
 
 /* KVM delivers an NMI: the result says whether the guest can tell it is pvprof's. */
@@ -363,7 +363,7 @@ void sim_free(struct sim_vcpu *v)
 }
 
 void sim_capture(void *ctx, const struct pvprof_notice *n,
-		 struct pvprof_record *rec, __u32 max_frames)
+		 struct pvprof_callchain *rec, __u32 max_frames)
 {
 	const struct sim_context *c = ctx;
 	__u64 *frames = pvprof_record_frames(rec);
@@ -373,7 +373,7 @@ void sim_capture(void *ctx, const struct pvprof_notice *n,
 	rec->pid = rec->tid = 100;
 	/* The IP at the NMI; it differs from the notice's when the guest moved on. */
 	if (c->user) {
-		rec->flags |= PVPROF_REC_F_USER;
+		rec->flags |= PVPROF_CHAIN_F_USER;
 		rec->nr_user = c->depth ? c->depth : 1;
 		for (i = 0; i < rec->nr_user && i < max_frames; i++)
 			frames[i] = UADDR(8 * i);
@@ -387,5 +387,5 @@ void sim_capture(void *ctx, const struct pvprof_notice *n,
 			frames[0] = n->ip;
 	}
 	if (n->ip != frames[0])
-		rec->flags |= PVPROF_REC_F_SKEWED;
+		rec->flags |= PVPROF_CHAIN_F_SKEWED;
 }

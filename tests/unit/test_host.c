@@ -44,9 +44,9 @@ static enum pvprof_reject answer(__u64 seq, __u32 flags)
 {
 	struct test_slot slot;
 
-	if (flags & PVPROF_REC_F_STALE) {
+	if (flags & PVPROF_CHAIN_F_STALE) {
 		memset(&slot, 0, sizeof(slot));
-		pvprof_record_init(&slot.rec, seq, PVPROF_REC_F_STALE);
+		pvprof_record_init(&slot.rec, seq, PVPROF_CHAIN_F_STALE);
 	} else {
 		test_kernel_record(&slot, seq, 3, 2);
 	}
@@ -73,7 +73,7 @@ START_TEST(host_ring_init_checks)
 	ck_assert_int_eq(pvprof_host_ring_init(&r, 65536, 16, COOKIE), 0);
 	ck_assert_uint_eq(r.max_depth, 16);
 	ck_assert_uint_eq(r.geo.record_slots, 60);
-	ck_assert_uint_eq(r.notice_head | r.record_tail | r.nmi_head | r.resolved_seq, 0);
+	ck_assert_uint_eq(r.notice_head | r.chain_tail | r.nmi_head | r.resolved_seq, 0);
 }
 END_TEST
 
@@ -106,7 +106,7 @@ START_TEST(host_header_clean_at_register)
 	struct pvprof_buf_header h;
 	static const size_t dirty[] = {
 		offsetof(struct pvprof_buf_header, notice_tail),
-		offsetof(struct pvprof_buf_header, record_head),
+		offsetof(struct pvprof_buf_header, chain_head),
 		offsetof(struct pvprof_buf_header, reserved0) + 39,
 		offsetof(struct pvprof_buf_header, reserved1),
 		offsetof(struct pvprof_buf_header, reserved2) + 10,
@@ -302,8 +302,8 @@ START_TEST(host_records_bad_index)
 	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, 5), 0);
 	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, ~0ULL), 0);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_BAD_INDEX], 2);
-	ck_assert_uint_eq(ring.record_tail, 0);
-	ck_assert_uint_eq(pvprof_host_record_offset(&ring), PVPROF_RECORD_OFFSET);
+	ck_assert_uint_eq(ring.chain_tail, 0);
+	ck_assert_uint_eq(pvprof_host_record_offset(&ring), PVPROF_CHAIN_OFFSET);
 }
 END_TEST
 
@@ -316,7 +316,7 @@ START_TEST(host_record_outcomes)
 		ck_assert(sample(ring.notice_head));
 	ck_assert_int_eq(answer(1, 0), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.callchains, 1);
-	ck_assert_int_eq(answer(2, PVPROF_REC_F_STALE), PVPROF_REJ_NONE);
+	ck_assert_int_eq(answer(2, PVPROF_CHAIN_F_STALE), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_STALE], 1);
 	/* Seq 3 and 4 never answered: counted when 5 arrives. */
 	ck_assert_int_eq(answer(5, 0), PVPROF_REJ_NONE);
@@ -326,8 +326,8 @@ START_TEST(host_record_outcomes)
 	assert_balanced();
 	/* The facts the host kept for seq 5. */
 	ck_assert_uint_eq(pvprof_host_notice_facts(&ring, 5)->ip, KADDR(4));
-	ck_assert_uint_eq(ring.record_tail, 3);
-	ck_assert_uint_eq(pvprof_host_record_offset(&ring), PVPROF_RECORD_OFFSET + 3 * 1024);
+	ck_assert_uint_eq(ring.chain_tail, 3);
+	ck_assert_uint_eq(pvprof_host_record_offset(&ring), PVPROF_CHAIN_OFFSET + 3 * 1024);
 }
 END_TEST
 
@@ -351,7 +351,7 @@ START_TEST(host_rejected_record_resolves_oldest)
 	ck_assert_int_eq(answer(2, 0), PVPROF_REJ_SEQ_OLD);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_INVALID], 1);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_SEQ_OLD], 1);
-	ck_assert_uint_eq(ring.record_tail, 3);
+	ck_assert_uint_eq(ring.chain_tail, 3);
 	assert_balanced();
 }
 END_TEST
@@ -390,13 +390,13 @@ START_TEST(host_indices_stop_before_2_63)
 	ck_assert_uint_eq(written, 4);
 	ck_assert_uint_eq(ring.notice_head, limit - 1);
 
-	/* record_tail: a whole drain (4 slots at 8 KiB) must still fit. */
+	/* chain_tail: a whole drain (4 slots at 8 KiB) must still fit. */
 	setup(8192);
-	ring.record_tail = limit - ring.geo.record_slots - 1;
+	ring.chain_tail = limit - ring.geo.record_slots - 1;
 	ck_assert(!pvprof_host_indices_exhausted(&ring));
-	ring.record_tail++;
+	ring.chain_tail++;
 	ck_assert(pvprof_host_indices_exhausted(&ring));
-	ring.record_tail = ~0ULL;
+	ring.chain_tail = ~0ULL;
 	ck_assert(pvprof_host_indices_exhausted(&ring));
 }
 END_TEST

@@ -18,10 +18,10 @@ START_TEST(layout_buf_header)
 	/* One cache line per writer. */
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, state), 64);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, notice_head), 80);
-	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, record_tail), 88);
+	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, chain_tail), 88);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, nmi_head), 96);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, notice_tail), 128);
-	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, record_head), 136);
+	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, chain_head), 136);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, guest_nmis_claimed), 192);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, reserved4), 256);
 	ck_assert_uint_eq(PVPROF_BUF_MAGIC, 0x46505650);
@@ -39,15 +39,15 @@ START_TEST(layout_notice_record_sideband)
 	ck_assert_uint_eq(offsetof(struct pvprof_notice, cpl), 32);
 	ck_assert_uint_eq(offsetof(struct pvprof_notice, flags), 34);
 	ck_assert_uint_eq(offsetof(struct pvprof_notice, period), 40);
-	ck_assert_uint_eq(sizeof(struct pvprof_record), 40);
-	ck_assert_uint_eq(offsetof(struct pvprof_record, flags), 28);
-	ck_assert_uint_eq(offsetof(struct pvprof_record, size), 32);
+	ck_assert_uint_eq(sizeof(struct pvprof_callchain), 40);
+	ck_assert_uint_eq(offsetof(struct pvprof_callchain, flags), 28);
+	ck_assert_uint_eq(offsetof(struct pvprof_callchain, size), 32);
 	/* The frames follow the fixed part. */
 	ck_assert_uint_eq((__u8 *)pvprof_record_frames(&slot.rec) - (__u8 *)&slot.rec, 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_sideband_hdr), 16);
 	ck_assert_uint_eq(offsetof(struct pvprof_sideband_hdr, size), 4);
 	ck_assert_uint_eq(PVPROF_NOTICE_OFFSET + PVPROF_NOTICE_SLOTS * PVPROF_NOTICE_SIZE,
-			  PVPROF_RECORD_OFFSET);
+			  PVPROF_CHAIN_OFFSET);
 }
 END_TEST
 
@@ -56,7 +56,7 @@ START_TEST(layout_stream_and_ctl)
 	ck_assert_uint_eq(sizeof(struct pvprof_stream_hdr), 24);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_hello), 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_callchain), 88);
-	ck_assert_uint_eq(offsetof(struct pvprof_st_callchain, rec), 48);
+	ck_assert_uint_eq(offsetof(struct pvprof_st_callchain, chain), 48);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_loss), 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_vcpu), 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_sideband), 40);
@@ -88,11 +88,11 @@ START_TEST(layout_geometry_every_legal_size)
 			__u32 off = pvprof_record_offset(&geo, i);
 
 			ck_assert_uint_eq(off, 4096 + 1024 * i);
-			ck_assert_uint_le(off + PVPROF_RECORD_SLOT_SIZE, size);
+			ck_assert_uint_le(off + PVPROF_CHAIN_SLOT_SIZE, size);
 		}
 		/* The last slot ends exactly at the end of the buffer. */
 		ck_assert_uint_eq(pvprof_record_offset(&geo, geo.record_slots - 1) +
-				  PVPROF_RECORD_SLOT_SIZE, size);
+				  PVPROF_CHAIN_SLOT_SIZE, size);
 		ck_assert_uint_eq(pvprof_record_offset(&geo, geo.record_slots), 4096);
 		legal++;
 	}
@@ -131,11 +131,11 @@ END_TEST
 START_TEST(layout_deepest_record_fits)
 {
 	ck_assert_uint_eq(pvprof_record_bytes(PVPROF_MAX_DEPTH), 40 + 8 * 120);
-	ck_assert_uint_le(pvprof_record_bytes(PVPROF_MAX_DEPTH), PVPROF_RECORD_SLOT_SIZE);
+	ck_assert_uint_le(pvprof_record_bytes(PVPROF_MAX_DEPTH), PVPROF_CHAIN_SLOT_SIZE);
 	ck_assert_uint_le(sizeof(struct pvprof_st_callchain) + 8 * PVPROF_MAX_DEPTH,
-			  PVPROF_STREAM_MAX_RECORD);
+			  PVPROF_STREAM_MAX_ENTRY);
 	ck_assert_uint_le(PVPROF_ALIGN8(24U + PVPROF_SIDEBAND_MAX_SIZE),
-			  PVPROF_STREAM_MAX_RECORD);
+			  PVPROF_STREAM_MAX_ENTRY);
 }
 END_TEST
 

@@ -65,7 +65,7 @@ START_TEST(validate_accepts_kernel_context)
 
 	setup(0);
 	test_kernel_record(&slot, 3, 5, 4);	/* a syscall: kernel then user */
-	slot.rec.flags |= PVPROF_REC_F_SKEWED | PVPROF_REC_F_TRUNCATED;
+	slot.rec.flags |= PVPROF_CHAIN_F_SKEWED | PVPROF_CHAIN_F_TRUNCATED;
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.callchains, 1);
 }
@@ -77,7 +77,7 @@ START_TEST(validate_accepts_user_context)
 
 	setup(0);
 	test_kernel_record(&slot, 6, 0, PVPROF_MAX_DEPTH);
-	slot.rec.flags = PVPROF_REC_F_USER | PVPROF_REC_F_COMPAT;
+	slot.rec.flags = PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_COMPAT;
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.callchains, 1);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_UNANSWERED], 2 + 3);
@@ -90,11 +90,11 @@ START_TEST(validate_accepts_stale_and_kthread)
 
 	setup(0);
 	memset(&slot, 0, sizeof(slot));
-	pvprof_record_init(&slot.rec, 3, PVPROF_REC_F_STALE);
+	pvprof_record_init(&slot.rec, 3, PVPROF_CHAIN_F_STALE);
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_STALE], 1);
 	test_kernel_record(&slot, 4, 1, 0);
-	slot.rec.flags = PVPROF_REC_F_KTHREAD;
+	slot.rec.flags = PVPROF_CHAIN_F_KTHREAD;
 	/* Exactly the record's bytes copied is enough. */
 	expect(&slot, slot.rec.size, PVPROF_REJ_NONE);
 }
@@ -106,7 +106,7 @@ START_TEST(reject_short_copy)
 
 	setup(0);
 	test_kernel_record(&slot, 3, 1, 0);
-	expect(&slot, sizeof(struct pvprof_record) - 1, PVPROF_REJ_SHORT_COPY);
+	expect(&slot, sizeof(struct pvprof_callchain) - 1, PVPROF_REJ_SHORT_COPY);
 }
 END_TEST
 
@@ -127,7 +127,7 @@ START_TEST(reject_size_large)
 
 	setup(0);
 	test_kernel_record(&slot, 3, 1, 0);
-	slot.rec.size = PVPROF_RECORD_SLOT_SIZE + 8;
+	slot.rec.size = PVPROF_CHAIN_SLOT_SIZE + 8;
 	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_LARGE);
 	/* Larger than what was copied, though within a slot. */
 	setup(0);
@@ -182,7 +182,7 @@ START_TEST(reject_unknown_flags)
 
 	setup(0);
 	test_kernel_record(&slot, 3, 1, 0);
-	slot.rec.flags = PVPROF_REC_F_ALL + 1;
+	slot.rec.flags = PVPROF_CHAIN_F_ALL + 1;
 	expect(&slot, sizeof(slot), PVPROF_REJ_FLAGS);
 }
 END_TEST
@@ -193,7 +193,7 @@ START_TEST(reject_stale_with_frames)
 
 	setup(0);
 	test_kernel_record(&slot, 3, 1, 0);
-	slot.rec.flags = PVPROF_REC_F_STALE;
+	slot.rec.flags = PVPROF_CHAIN_F_STALE;
 	expect(&slot, sizeof(slot), PVPROF_REJ_STALE_FRAMES);
 }
 END_TEST
@@ -203,11 +203,11 @@ START_TEST(reject_context_mismatch)
 	static const struct {
 		__u32 flags, nr_kernel, nr_user;
 	} bad[] = {
-		{ PVPROF_REC_F_USER, 1, 1 },	/* user context with kernel frames */
-		{ PVPROF_REC_F_USER, 0, 0 },	/* user context without its IP */
+		{ PVPROF_CHAIN_F_USER, 1, 1 },	/* user context with kernel frames */
+		{ PVPROF_CHAIN_F_USER, 0, 0 },	/* user context without its IP */
 		{ 0, 0, 2 },			/* kernel context without its IP */
-		{ PVPROF_REC_F_KTHREAD, 2, 1 },	/* kernel thread with a user stack */
-		{ PVPROF_REC_F_KTHREAD | PVPROF_REC_F_USER, 0, 1 },
+		{ PVPROF_CHAIN_F_KTHREAD, 2, 1 },	/* kernel thread with a user stack */
+		{ PVPROF_CHAIN_F_KTHREAD | PVPROF_CHAIN_F_USER, 0, 1 },
 	};
 	struct test_slot slot;
 	unsigned int i;
@@ -270,7 +270,7 @@ START_TEST(reject_user_frame_range)
 
 	setup(0);
 	test_kernel_record(&slot, 3, 0, 3);
-	slot.rec.flags = PVPROF_REC_F_USER;
+	slot.rec.flags = PVPROF_CHAIN_F_USER;
 	pvprof_record_frames(&slot.rec)[2] = PVPROF_USER_HALF_END;	/* non-canonical */
 	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
 	setup(0);
@@ -283,9 +283,9 @@ END_TEST
 /* Slots enough for the largest record with a snapshot (spec pvprof-ustack). */
 struct test_span {
 	union {
-		struct pvprof_record rec;
-		__u64 words[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
-			    PVPROF_RECORD_SLOT_SIZE / 8];
+		struct pvprof_callchain rec;
+		__u64 words[PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			    PVPROF_CHAIN_SLOT_SIZE / 8];
 	};
 };
 
@@ -316,7 +316,7 @@ static struct pvprof_ustack *ustack_record(struct test_span *t, __u32 stack_byte
 	us->size = stack_bytes;
 	for (i = 0; i < stack_bytes; i++)
 		pvprof_ustack_data(us)[i] = (__u8)(i * 7 + 1);
-	t->rec.flags |= PVPROF_REC_F_USTACK;
+	t->rec.flags |= PVPROF_CHAIN_F_USTACK;
 	t->rec.size = pvprof_record_ustack_bytes(4, stack_bytes);
 	return us;
 }
@@ -324,7 +324,7 @@ static struct pvprof_ustack *ustack_record(struct test_span *t, __u32 stack_byte
 START_TEST(ustack_spans_slots_and_streams)
 {
 	static struct test_span t;
-	static __u8 st[PVPROF_STREAM_MAX_RECORD];
+	static __u8 st[PVPROF_STREAM_MAX_ENTRY];
 	const struct pvprof_notice_facts *facts;
 	struct pvprof_st_view v;
 	__u32 len;
@@ -333,8 +333,8 @@ START_TEST(ustack_spans_slots_and_streams)
 	ck_assert_uint_eq(t.rec.size, 40 + 32 + 72 + 8192);
 	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 12), 9);
 	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 8), 1);
-	expect(&t, 9 * PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_NONE);
-	ck_assert_uint_eq(ring.record_tail, 9);
+	expect(&t, 9 * PVPROF_CHAIN_SLOT_SIZE, PVPROF_REJ_NONE);
+	ck_assert_uint_eq(ring.chain_tail, 9);
 	ck_assert_uint_eq(acct.callchains, 1);
 
 	facts = pvprof_host_notice_facts(&ring, 3);
@@ -347,7 +347,7 @@ START_TEST(ustack_spans_slots_and_streams)
 	ck_assert_uint_eq(v.ustack_regs[PVPROF_UREG_SP], UADDR(0x7000));
 	ck_assert_mem_eq(v.ustack_data, pvprof_ustack_data(pvprof_record_ustack(&t.rec)), 8190);
 	/* The stream decoder holds a snapshot to the same sizes. */
-	((struct pvprof_st_callchain *)st)->rec.size -= 8;
+	((struct pvprof_st_callchain *)st)->chain.size -= 8;
 	ck_assert_int_eq(pvprof_st_decode(st, len, &v), PVPROF_ST_BAD_SIZE);
 }
 END_TEST
@@ -362,10 +362,10 @@ START_TEST(ustack_not_asked)
 	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 12), 1);
 	ustack_record(&t, 2048);
 	ring.ustack_size = 0;
-	expect(&t, PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_SIZE_LARGE);
+	expect(&t, PVPROF_CHAIN_SLOT_SIZE, PVPROF_REJ_SIZE_LARGE);
 	ustack_record(&t, 512);
 	ring.ustack_size = 0;
-	expect(&t, PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_USTACK_SIZE);
+	expect(&t, PVPROF_CHAIN_SLOT_SIZE, PVPROF_REJ_USTACK_SIZE);
 }
 END_TEST
 
@@ -386,7 +386,7 @@ START_TEST(ustack_reject_size)
 	t.rec.size = 40 + 32 + 8;	/* no room for the part */
 	expect(&t, sizeof(t), PVPROF_REJ_SIZE_MISMATCH);
 	ustack_record(&t, 64);
-	t.rec.flags |= PVPROF_REC_F_STALE;
+	t.rec.flags |= PVPROF_CHAIN_F_STALE;
 	t.rec.nr_kernel = t.rec.nr_user = 0;
 	t.rec.size = pvprof_record_ustack_bytes(0, 64);
 	us = pvprof_record_ustack(&t.rec);
@@ -443,7 +443,7 @@ START_TEST(record_finish_clamps)
 	ck_assert_uint_eq(slot.rec.nr_kernel, 10);
 	ck_assert_uint_eq(slot.rec.nr_user, 6);
 	ck_assert_uint_eq(slot.rec.size, 40 + 8 * 16);
-	ck_assert_uint_eq(slot.rec.flags, PVPROF_REC_F_TRUNCATED);
+	ck_assert_uint_eq(slot.rec.flags, PVPROF_CHAIN_F_TRUNCATED);
 
 	slot.rec.nr_kernel = 200;
 	slot.rec.nr_user = 3;
@@ -452,7 +452,7 @@ START_TEST(record_finish_clamps)
 	ck_assert_uint_eq(slot.rec.nr_kernel, PVPROF_MAX_DEPTH);
 	ck_assert_uint_eq(slot.rec.nr_user, 0);
 	ck_assert_uint_eq(slot.rec.size, pvprof_record_bytes(PVPROF_MAX_DEPTH));
-	ck_assert(slot.rec.flags & PVPROF_REC_F_TRUNCATED);
+	ck_assert(slot.rec.flags & PVPROF_CHAIN_F_TRUNCATED);
 }
 END_TEST
 

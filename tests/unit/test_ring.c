@@ -81,11 +81,11 @@ START_TEST(ring_offsets_in_bounds)
 			__u32 r = pvprof_record_offset(&geo, i);
 			__u32 n = pvprof_notice_offset(i);
 
-			ck_assert_uint_ge(r, PVPROF_RECORD_OFFSET);
-			ck_assert_uint_le(r + PVPROF_RECORD_SLOT_SIZE, size);
-			ck_assert_uint_eq(r % PVPROF_RECORD_SLOT_SIZE, 0);
+			ck_assert_uint_ge(r, PVPROF_CHAIN_OFFSET);
+			ck_assert_uint_le(r + PVPROF_CHAIN_SLOT_SIZE, size);
+			ck_assert_uint_eq(r % PVPROF_CHAIN_SLOT_SIZE, 0);
 			ck_assert_uint_ge(n, PVPROF_NOTICE_OFFSET);
-			ck_assert_uint_le(n + PVPROF_NOTICE_SIZE, PVPROF_RECORD_OFFSET);
+			ck_assert_uint_le(n + PVPROF_NOTICE_SIZE, PVPROF_CHAIN_OFFSET);
 			ck_assert_uint_eq(n % PVPROF_NOTICE_SIZE, 0);
 		}
 	}

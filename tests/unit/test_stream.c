@@ -9,7 +9,7 @@
 #include "runner.h"
 #include "test_util.h"
 
-static __u64 buf[PVPROF_STREAM_MAX_RECORD / 8];
+static __u64 buf[PVPROF_STREAM_MAX_ENTRY / 8];
 
 static struct pvprof_stream_hdr *hdr(void)
 {
@@ -59,7 +59,7 @@ START_TEST(stream_roundtrip_callchain)
 	ck_assert_uint_eq(v.u.callchain.notice_ip, KADDR(5));
 	ck_assert_uint_eq(v.u.callchain.guest_tsc, 99);
 	ck_assert_uint_eq(v.u.callchain.event, PVPROF_EVENT_HW_CYCLES);
-	ck_assert_mem_eq(&v.u.callchain.rec, &slot.rec, sizeof(slot.rec));
+	ck_assert_mem_eq(&v.u.callchain.chain, &slot.rec, sizeof(slot.rec));
 	ck_assert_uint_eq(v.nr_frames, 12);
 	for (i = 0; i < 12; i++)
 		ck_assert_uint_eq(pvprof_st_frame(&v, i), pvprof_record_frame(&slot.rec, i));
@@ -150,7 +150,7 @@ START_TEST(stream_decode_bad_sizes)
 	ck_assert_int_eq(decode(sizeof(buf), &v), PVPROF_ST_SMALL);
 	hdr()->size = 44;
 	ck_assert_int_eq(decode(sizeof(buf), &v), PVPROF_ST_MISALIGNED);
-	hdr()->size = PVPROF_STREAM_MAX_RECORD + 8;
+	hdr()->size = PVPROF_STREAM_MAX_ENTRY + 8;
 	ck_assert_int_eq(decode(sizeof(buf), &v), PVPROF_ST_LARGE);
 	hdr()->size = 0xfffffff8;
 	ck_assert_int_eq(decode(sizeof(buf), &v), PVPROF_ST_LARGE);
@@ -195,20 +195,20 @@ START_TEST(stream_decode_callchain_inconsistent)
 
 	test_kernel_record(&slot, 1, 2, 2);
 	n = pvprof_st_put_callchain(buf, sizeof(buf), 0, 0, &f, &slot.rec);
-	c->rec.nr_user = 3;		/* one frame more than the size holds */
+	c->chain.nr_user = 3;		/* one frame more than the size holds */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
-	c->rec.nr_user = 2;
-	c->rec.size += 8;		/* record size disagrees with the counts */
+	c->chain.nr_user = 2;
+	c->chain.size += 8;		/* record size disagrees with the counts */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
-	c->rec.size -= 8;
+	c->chain.size -= 8;
 	c->hdr.size = 80;		/* shorter than the fixed part */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
 	c->hdr.size = n;
-	c->rec.flags = PVPROF_REC_F_ALL + 1;
+	c->chain.flags = PVPROF_CHAIN_F_ALL + 1;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_FIELD);
-	c->rec.flags = PVPROF_REC_F_USTACK;	/* no room for a snapshot */
+	c->chain.flags = PVPROF_CHAIN_F_USTACK;	/* no room for a snapshot */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
-	c->rec.flags = 0;
+	c->chain.flags = 0;
 	c->reserved1 = 1;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_RESERVED);
 	c->reserved1 = 0;
@@ -348,7 +348,7 @@ START_TEST(stream_decoder_stays_in_bounds)
 	struct pvprof_notice_facts f = { .ip = KADDR(0) };
 	struct pvprof_st_view v;
 	struct test_slot slot;
-	__u8 rec[PVPROF_STREAM_MAX_RECORD];
+	__u8 rec[PVPROF_STREAM_MAX_ENTRY];
 	__u32 n, len;
 
 	ck_assert_ptr_ne(map, MAP_FAILED);

@@ -31,8 +31,8 @@ static inline void *test_buffer(__u32 size)
 /* A well-formed record in an aligned slot-sized buffer. */
 struct test_slot {
 	union {
-		struct pvprof_record rec;
-		__u64 words[PVPROF_RECORD_SLOT_SIZE / 8];
+		struct pvprof_callchain rec;
+		__u64 words[PVPROF_CHAIN_SLOT_SIZE / 8];
 	};
 };
 

@@ -133,7 +133,7 @@ static int write_all(int fd, const void *buf, size_t len)
 
 static int do_capture(int argc, char **argv)
 {
-	static unsigned char buf[16 * PVPROF_STREAM_MAX_RECORD];
+	static unsigned char buf[16 * PVPROF_STREAM_MAX_ENTRY];
 	struct pvprof_ctl_vm arg = { 0 };
 	int pid, vmm_fd, pidfd = -1, vm_fd = -1, kvm_fd = -1, st_fd = -1, out = -1;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -542,11 +542,11 @@ static bool check_user_part(struct workload *w, const struct pvprof_st_view *v,
 			garbage = true;
 			note_first(w->first_garbage, sizeof(w->first_garbage),
 				   "seq %" PRIu64 " flags %#x user frame %u %#" PRIx64 " outside %s's functions",
-				   (uint64_t)v->u.callchain.rec.seq, v->u.callchain.rec.flags,
+				   (uint64_t)v->u.callchain.chain.seq, v->u.callchain.chain.flags,
 				   i, f, w->role);
 		}
 	}
-	if (garbage && !(v->u.callchain.rec.flags & PVPROF_REC_F_TRUNCATED))
+	if (garbage && !(v->u.callchain.chain.flags & PVPROF_CHAIN_F_TRUNCATED))
 		w->garbage_unflagged++;
 	if (garbage && own)
 		w->garbage_own_code++;
@@ -556,7 +556,7 @@ static bool check_user_part(struct workload *w, const struct pvprof_st_view *v,
 	w->hot_first++;
 	if (!nr_kernel)
 		w->user_hot++;
-	if (v->u.callchain.rec.flags & PVPROF_REC_F_TRUNCATED)
+	if (v->u.callchain.chain.flags & PVPROF_CHAIN_F_TRUNCATED)
 		w->hot_truncated++;
 	/*
 	 * At the function's push %rbp (+0) and mov %rsp,%rbp (+1), rbp still
@@ -584,7 +584,7 @@ static bool check_user_part(struct workload *w, const struct pvprof_st_view *v,
 		w->chain_bad++;
 		note_first(w->first_bad, sizeof(w->first_bad),
 			   "seq %" PRIu64 " user frame %u is %s, expected %s (frame 0 at %s+%#" PRIx64 ")",
-			   (uint64_t)v->u.callchain.rec.seq, c, c < nr_user && s ? s->name : "missing",
+			   (uint64_t)v->u.callchain.chain.seq, c, c < nr_user && s ? s->name : "missing",
 			   w->chain[c + skip], w->chain[0], ip_off);
 	}
 	return true;
@@ -637,7 +637,7 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 	 * The unwinder stopped in a mitigation thunk (no ORC data there): the
 	 * IP an interrupt entry frame reports is exact, not a return address.
 	 */
-	if (nr_kernel > 1 && (flags & PVPROF_REC_F_TRUNCATED)) {
+	if (nr_kernel > 1 && (flags & PVPROF_CHAIN_F_TRUNCATED)) {
 		const char *stop = ksym_name(k, pvprof_st_frame(v, nr_kernel - 1));
 
 		if (stop && is_mitigation_thunk(stop)) {
@@ -650,10 +650,10 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 	 * ORC data): flagged truncated, which is honest, not garbage.  Allowed
 	 * up to 1% of the kernel-mode records.
 	 */
-	if (nr_kernel == 1 && (flags & PVPROF_REC_F_TRUNCATED)) {
+	if (nr_kernel == 1 && (flags & PVPROF_CHAIN_F_TRUNCATED)) {
 		w->syscall_unwind_stopped++;
 		note_first(w->first_stopped, sizeof(w->first_stopped), "seq %" PRIu64 " ip %#" PRIx64,
-			   (uint64_t)v->u.callchain.rec.seq, (uint64_t)pvprof_st_frame(v, 0));
+			   (uint64_t)v->u.callchain.chain.seq, (uint64_t)pvprof_st_frame(v, 0));
 		return;
 	}
 	for (i = 0; i < nr_kernel; i++) {
@@ -672,7 +672,7 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 		w->syscall_path_bad++;
 		note_first(w->first_path, sizeof(w->first_path),
 			   "seq %" PRIu64 ": %u kernel frames from %s to %s%s",
-			   (uint64_t)v->u.callchain.rec.seq, nr_kernel, first ? first : "?",
+			   (uint64_t)v->u.callchain.chain.seq, nr_kernel, first ? first : "?",
 			   last ? last : "?", do_syscall ? "" : ", no do_syscall_64");
 	}
 	if (!read_path[p])
@@ -682,10 +682,10 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 static void dump_callchain(const struct kernel_view *k, const struct pvprof_st_view *v)
 {
 	const struct pvprof_st_callchain *cc = &v->u.callchain;
-	uint32_t nr_kernel = cc->rec.nr_kernel, nr = nr_kernel + cc->rec.nr_user;
+	uint32_t nr_kernel = cc->chain.nr_kernel, nr = nr_kernel + cc->chain.nr_user;
 
 	printf("DUMP vcpu %u pid %u seq %" PRIu64 " flags %#x cpl %u ip %#" PRIx64 ":",
-	       v->hdr.vcpu_id, cc->rec.pid, (uint64_t)cc->rec.seq, cc->rec.flags,
+	       v->hdr.vcpu_id, cc->chain.pid, (uint64_t)cc->chain.seq, cc->chain.flags,
 	       cc->notice_cpl, (uint64_t)cc->notice_ip);
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t f = pvprof_st_frame(v, i);
@@ -703,18 +703,18 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 			    const struct pvprof_st_view *v)
 {
 	const struct pvprof_st_callchain *cc = &v->u.callchain;
-	uint32_t flags = cc->rec.flags, nr_kernel = cc->rec.nr_kernel;
-	uint32_t nr_user = cc->rec.nr_user, vcpu = v->hdr.vcpu_id, i;
-	bool user = flags & PVPROF_REC_F_USER, ctx_ok = true, nmi_entry = false;
+	uint32_t flags = cc->chain.flags, nr_kernel = cc->chain.nr_kernel;
+	uint32_t nr_user = cc->chain.nr_user, vcpu = v->hdr.vcpu_id, i;
+	bool user = flags & PVPROF_CHAIN_F_USER, ctx_ok = true, nmi_entry = false;
 	uint64_t first;
 	struct workload *w = NULL;
 
 	t->callchains++;
 	if (vcpu < 2)
 		t->per_vcpu[vcpu]++;
-	if (flags & PVPROF_REC_F_STALE)
+	if (flags & PVPROF_CHAIN_F_STALE)
 		t->stale_flagged++;
-	if (flags & PVPROF_REC_F_TRUNCATED)
+	if (flags & PVPROF_CHAIN_F_TRUNCATED)
 		t->truncated++;
 
 	/* Context flags against the addresses. */
@@ -726,22 +726,22 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 	for (i = 0; i < nr_user && ctx_ok; i++)
 		if (pvprof_st_frame(v, nr_kernel + i) >= USER_HALF_END)
 			ctx_ok = false;
-	if ((flags & PVPROF_REC_F_KTHREAD) && nr_user)
+	if ((flags & PVPROF_CHAIN_F_KTHREAD) && nr_user)
 		ctx_ok = false;
-	if (!(flags & PVPROF_REC_F_SKEWED) && (cc->notice_cpl == 3) != user)
+	if (!(flags & PVPROF_CHAIN_F_SKEWED) && (cc->notice_cpl == 3) != user)
 		ctx_ok = false;
 	if (!ctx_ok) {
 		t->ctx_bad++;
 		note_first(t->ctx_first, sizeof(t->ctx_first),
 			   "seq %" PRIu64 " flags %#x cpl %u nr_kernel %u nr_user %u frame0 %#" PRIx64,
-			   (uint64_t)cc->rec.seq, flags, cc->notice_cpl, nr_kernel, nr_user,
+			   (uint64_t)cc->chain.seq, flags, cc->notice_cpl, nr_kernel, nr_user,
 			   nr_kernel + nr_user ? pvprof_st_frame(v, 0) : 0);
 	}
 
 	/* The first frame is the interrupted IP; SKEWED says when it is not the notice's. */
 	if (nr_kernel + nr_user) {
 		first = pvprof_st_frame(v, 0);
-		if (flags & PVPROF_REC_F_SKEWED) {
+		if (flags & PVPROF_CHAIN_F_SKEWED) {
 			t->skewed++;
 			if (first != cc->notice_ip) {
 				t->skew_consistent++;
@@ -749,13 +749,13 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 				t->skew_bad++;
 				note_first(t->skew_first, sizeof(t->skew_first),
 					   "seq %" PRIu64 " SKEWED but frame0 == notice ip %#" PRIx64,
-					   (uint64_t)cc->rec.seq, first);
+					   (uint64_t)cc->chain.seq, first);
 			}
 		} else if (first != cc->notice_ip) {
 			t->skew_bad++;
 			note_first(t->skew_first, sizeof(t->skew_first),
 				   "seq %" PRIu64 " frame0 %#" PRIx64 " != notice ip %#" PRIx64 " without SKEWED",
-				   (uint64_t)cc->rec.seq, first, (uint64_t)cc->notice_ip);
+				   (uint64_t)cc->chain.seq, first, (uint64_t)cc->notice_ip);
 		}
 	}
 
@@ -772,30 +772,30 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 			t->kernel_garbage++;
 			note_first(t->kgarbage_first, sizeof(t->kgarbage_first),
 				   "seq %" PRIu64 " kernel frame %u %#" PRIx64 " outside kernel and module text",
-				   (uint64_t)cc->rec.seq, i, f);
+				   (uint64_t)cc->chain.seq, i, f);
 		}
 		if (nmi == 1 || (nmi == 2 && nmi_entry)) {
 			t->nmi_frames++;
 			note_first(t->nmi_first, sizeof(t->nmi_first),
-				   "seq %" PRIu64 " kernel frame %u in %s", (uint64_t)cc->rec.seq, i,
+				   "seq %" PRIu64 " kernel frame %u in %s", (uint64_t)cc->chain.seq, i,
 				   ksym_name(k, addr));
 		}
 	}
 
 	for (i = 0; i < nr_works; i++)
-		if (works[i].pid > 0 && (uint32_t)works[i].pid == cc->rec.pid)
+		if (works[i].pid > 0 && (uint32_t)works[i].pid == cc->chain.pid)
 			w = &works[i];
 	if (!w)
 		return;
 	/* Before its exec the pid ran the shell that started it. */
-	if (cc->rec.exec_gen != w->exec_gen) {
+	if (cc->chain.exec_gen != w->exec_gen) {
 		w->pre_exec++;
 		return;
 	}
 	w->records++;
 	if (vcpu < 2)
 		w->per_vcpu[vcpu]++;
-	if (flags & PVPROF_REC_F_TRUNCATED)
+	if (flags & PVPROF_CHAIN_F_TRUNCATED)
 		w->truncated++;
 	if (user)
 		w->user_records++;
@@ -982,9 +982,9 @@ static int do_check(int argc, char **argv)
 			if (v.hdr.type != PVPROF_ST_CALLCHAIN)
 				continue;
 			for (int j = 0; j < 3; j++)
-				if (works[j].pid > 0 && (uint32_t)works[j].pid == v.u.callchain.rec.pid &&
-				    v.u.callchain.rec.exec_gen > works[j].exec_gen)
-					works[j].exec_gen = v.u.callchain.rec.exec_gen;
+				if (works[j].pid > 0 && (uint32_t)works[j].pid == v.u.callchain.chain.pid &&
+				    v.u.callchain.chain.exec_gen > works[j].exec_gen)
+					works[j].exec_gen = v.u.callchain.chain.exec_gen;
 		}
 		pvprof_st_iter_init(&it, buf, len);
 		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
@@ -992,7 +992,7 @@ static int do_check(int argc, char **argv)
 			switch (v.hdr.type) {
 			case PVPROF_ST_CALLCHAIN:
 				check_callchain(&t, k, works, 3, &v);
-				if (dump_pid == 0 || dump_pid == v.u.callchain.rec.pid)
+				if (dump_pid == 0 || dump_pid == v.u.callchain.chain.pid)
 					dump_callchain(k, &v);
 				break;
 			case PVPROF_ST_LOSS:

@@ -61,7 +61,7 @@ static int st_nmi(unsigned int type, struct pt_regs *regs)
 	(st_report_len += scnprintf(st_report + st_report_len, \
 				    ST_REPORT_SIZE - st_report_len, fmt, ##__VA_ARGS__))
 
-static void st_report_record(const struct pvprof_record *rec, u64 answered,
+static void st_report_record(const struct pvprof_callchain *rec, u64 answered,
 			     u64 head)
 {
 	struct pvprof_record_limits lim = {
@@ -74,7 +74,7 @@ static void st_report_record(const struct pvprof_record *rec, u64 answered,
 	st_printf("record seq %llu pid %u tid %u flags %#x nr_kernel %u nr_user %u verdict %s\n",
 		  rec->seq, rec->pid, rec->tid, rec->flags, rec->nr_kernel,
 		  rec->nr_user,
-		  pvprof_reject_name(pvprof_record_validate(rec, PVPROF_RECORD_SLOT_SIZE,
+		  pvprof_reject_name(pvprof_record_validate(rec, PVPROF_CHAIN_SLOT_SIZE,
 							    &lim)));
 	for (i = 0; i < rec->nr_kernel && i < PVPROF_MAX_DEPTH; i++)
 		st_printf("kernel %pS\n", (void *)(unsigned long)pvprof_record_frame(rec, i));
@@ -131,7 +131,7 @@ static int st_run(unsigned int notices, u64 head)
 		  st_res.callchains, st_res.stale, st_res.dropped, tail,
 		  READ_ONCE(h->guest_errors));
 	/* Pairs with the handler's store-release: the records are complete. */
-	rhead = smp_load_acquire(&h->record_head);
+	rhead = smp_load_acquire(&h->chain_head);
 	for (i = 0; i < rhead && i < notices; i++)
 		st_report_record((void *)((u8 *)h + pvprof_record_offset(&st_gb.geo, i)),
 				 i, notices);

@@ -160,7 +160,7 @@ static void sample_of(uint32_t i, struct sample *s)
 	s->pid = 101 + i;
 	s->count = i + 1;
 	if (i % 2) {
-		s->flags = PVPROF_REC_F_USER;
+		s->flags = PVPROF_CHAIN_F_USER;
 	} else {
 		s->nr_kernel = 2;
 		s->frames[0] = i == 4 ? MOD_BASE + 0x100 : K(1 + (i / 2) % (NR_KSYMS - 1));
@@ -211,7 +211,7 @@ static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *
 	gen_status_of(ctl, v, NR_VCPUS, 0);
 	ctl->losses[PVPROF_LOSS_THROTTLED] = samples ? 4 : 0;
 	for (i = 0; i < NR_VCPUS; i++) {
-		v[i].samples = v[i].notices = v[i].records = samples * (i + 1);
+		v[i].samples = v[i].notices = v[i].callchains = samples * (i + 1);
 		v[i].nmis = samples;
 	}
 }

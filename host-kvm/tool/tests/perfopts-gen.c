@@ -74,7 +74,7 @@ static void gen_sample(char **f, int nf)
 	for (i = 0; i < nk + nu; i++)
 		frames[i] = num(f[8 + i]);
 	gen_record(&g, (uint32_t)num(f[3]), (uint32_t)num(f[4]),
-		   num(f[5]) ? PVPROF_REC_F_USER : 0, (uint32_t)nk, (uint32_t)nu, frames);
+		   num(f[5]) ? PVPROF_CHAIN_F_USER : 0, (uint32_t)nk, (uint32_t)nu, frames);
 	gen_callchain(&g, (uint32_t)num(f[2]), nk + nu ? frames[0] : 0, PVPROF_EVENT_CPU_CLOCK);
 }
 

@@ -65,7 +65,7 @@ struct gen {
 	uint32_t sample_ends[GEN_BUF_SIZE / sizeof(struct pvprof_st_callchain)];
 	uint32_t nr_sample_ends;
 	/* The record gen_record() builds. */
-	uint64_t rec[(PVPROF_STREAM_MAX_RECORD + 7) / 8];
+	uint64_t rec[(PVPROF_STREAM_MAX_ENTRY + 7) / 8];
 	/* The symbol chunk being filled (gen_ksym(), gen_elfsym()). */
 	struct {
 		uint8_t msg[PVPROF_SIDEBAND_MAX_SIZE];
@@ -423,14 +423,14 @@ static inline void gen_elfsym(struct gen *g, uint8_t bid, uint64_t addr, uint64_
 /*
  * The record gen_callchain() puts next: the next seq, taken at
  * g->time_ns by process @pid's thread @tid (exec generation 1), @flags
- * (PVPROF_REC_F_*), @nr_kernel kernel then @nr_user user frames of
+ * (PVPROF_CHAIN_F_*), @nr_kernel kernel then @nr_user user frames of
  * @frames, innermost first.
  */
-static inline struct pvprof_record *gen_record(struct gen *g, uint32_t pid, uint32_t tid,
+static inline struct pvprof_callchain *gen_record(struct gen *g, uint32_t pid, uint32_t tid,
 					       uint32_t flags, uint32_t nr_kernel,
 					       uint32_t nr_user, const uint64_t *frames)
 {
-	struct pvprof_record *rec = (struct pvprof_record *)g->rec;
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)g->rec;
 	uint32_t nr = nr_kernel + nr_user;
 
 	if (nr > PVPROF_MAX_DEPTH)
@@ -457,12 +457,12 @@ static inline struct pvprof_record *gen_record(struct gen *g, uint32_t pid, uint
 static inline void gen_ustack(struct gen *g, const uint64_t *regs, const void *stack,
 			      uint32_t size)
 {
-	struct pvprof_record *rec = (struct pvprof_record *)g->rec;
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)g->rec;
 	struct pvprof_ustack *us = pvprof_record_ustack(rec);
 
 	if (size > PVPROF_USTACK_MAX)
 		gen_die("a stack snapshot larger than a record holds");
-	rec->flags |= PVPROF_REC_F_USTACK;
+	rec->flags |= PVPROF_CHAIN_F_USTACK;
 	memcpy(us->regs, regs, sizeof(us->regs));
 	us->size = size;
 	us->reserved0 = 0;
@@ -478,11 +478,11 @@ static inline void gen_ustack(struct gen *g, const uint64_t *regs, const void *s
  */
 static inline void gen_callchain(struct gen *g, uint32_t vcpu, uint64_t ip, uint8_t event)
 {
-	const struct pvprof_record *rec = (const struct pvprof_record *)g->rec;
+	const struct pvprof_callchain *rec = (const struct pvprof_callchain *)g->rec;
 	struct pvprof_notice_facts facts = { 0 };
 
 	facts.ip = ip;
-	facts.cpl = (rec->flags & PVPROF_REC_F_USER) ? 3 : 0;
+	facts.cpl = (rec->flags & PVPROF_CHAIN_F_USER) ? 3 : 0;
 	facts.event = event;
 	gen_room(g);
 	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len, vcpu,

@@ -52,7 +52,7 @@ void spin_inner(void);
 static void guest_code(void);
 
 static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
+		    struct pvprof_callchain *rec, uint32_t max_frames)
 {
 	const struct ex_regs *regs = ctx;
 	const uint64_t frames[] = {
@@ -67,7 +67,7 @@ static void capture(void *ctx, const struct pvprof_notice *n,
 	rec->pid = GUEST_PID;
 	rec->tid = GUEST_PID;
 	rec->exec_gen = 1;
-	rec->flags = PVPROF_REC_F_KTHREAD;
+	rec->flags = PVPROF_CHAIN_F_KTHREAD;
 }
 
 static void guest_nmi_handler(struct ex_regs *regs)

@@ -103,21 +103,21 @@ static const struct sample s_write = {	/* a write(2) from user code */
 	.frames = { K(1), K(2), K(3), U(1), U(2) },
 };
 static const struct sample s_user = {	/* user code computing */
-	.vcpu = 1, .pid = 100, .tid = 101, .flags = PVPROF_REC_F_USER,
+	.vcpu = 1, .pid = 100, .tid = 101, .flags = PVPROF_CHAIN_F_USER,
 	.nr_user = 3, .frames = { U(3), U(1), U(2) },
 };
 static const struct sample s_idle = {
-	.vcpu = 1, .pid = 0, .tid = 0, .flags = PVPROF_REC_F_KTHREAD,
+	.vcpu = 1, .pid = 0, .tid = 0, .flags = PVPROF_CHAIN_F_KTHREAD,
 	.nr_kernel = 2, .frames = { K(4), K(5) },
 };
 static const struct sample s_hostile = {
 	.vcpu = 0, .pid = 200, .tid = 200,
-	.flags = PVPROF_REC_F_SKEWED | PVPROF_REC_F_TRUNCATED,
+	.flags = PVPROF_CHAIN_F_SKEWED | PVPROF_CHAIN_F_TRUNCATED,
 	.nr_kernel = 2, .nr_user = 5,
 	.frames = { K(10), K(11), U(10), U(11), U(12), U(13), U(14) },
 };
 static const struct sample s_empty = {	/* answered without a stack */
-	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_REC_F_STALE,
+	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_CHAIN_F_STALE,
 };
 
 static void gen_deep(struct sample *s)
@@ -143,7 +143,7 @@ static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *
 
 	gen_status_of(ctl, v, 2, 16384);
 	for (i = 0; i < 2; i++)
-		v[i].samples = v[i].notices = v[i].records = v[i].nmis = samples;
+		v[i].samples = v[i].notices = v[i].callchains = v[i].nmis = samples;
 }
 
 static int write_golden(const char *path)
@@ -973,16 +973,16 @@ static void test_late_symbols(const char *dir)
 
 static const struct sample s_fp_cut = {	/* the second user frame is garbage */
 	.vcpu = 0, .pid = 100, .tid = 100,
-	.flags = PVPROF_REC_F_USER | PVPROF_REC_F_TRUNCATED,
+	.flags = PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_TRUNCATED,
 	.nr_user = 4, .frames = { U(3), FP_GARBAGE, U(2), U(1) },
 };
 static const struct sample s_fp_inside = {	/* every frame in the mapping */
-	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_REC_F_USER,
+	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_CHAIN_F_USER,
 	.nr_user = 3, .frames = { U(3), U(1), U(2) },
 };
 static const struct sample s_fp_nomaps = {	/* an image without mappings */
 	.vcpu = 0, .pid = 300, .tid = 300,
-	.flags = PVPROF_REC_F_USER | PVPROF_REC_F_TRUNCATED,
+	.flags = PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_TRUNCATED,
 	.nr_user = 3, .frames = { U(3), FP_GARBAGE, U(2) },
 };
 static const struct sample s_kernel_outside = {	/* kernel frames kallsyms does not name */
@@ -1000,7 +1000,7 @@ static int write_fp_honest(const char *path)
 
 	g.time_ns = 1000ULL * 1000000000ULL;
 	gen_deep(&deep);		/* pid 300, 120 frames: the depth limit */
-	deep.flags = PVPROF_REC_F_TRUNCATED;
+	deep.flags = PVPROF_CHAIN_F_TRUNCATED;
 	if (gen_open(&g, path) || gen_start(&g, &host, &vm, NULL, NULL, 0))
 		return -1;
 	gen_hello(&g, 2, 0);

@@ -89,7 +89,7 @@ void pvprof_print_books(const char *label, const struct pvprof_vcpu_status *vs)
 	}
 	fprintf(stderr, "# measured: %s: samples %llu, notices %llu, records %llu, nmis %llu; losses:%s\n",
 		label, (unsigned long long)vs->samples,
-		(unsigned long long)vs->notices, (unsigned long long)vs->records,
+		(unsigned long long)vs->notices, (unsigned long long)vs->callchains,
 		(unsigned long long)vs->nmis, used ? losses : " none");
 }
 
@@ -100,10 +100,10 @@ void pvprof_assert_books(const struct pvprof_vcpu_status *vs, const char *when)
 		    "%s: samples %llu != notices %llu + sample losses %llu", when,
 		    (unsigned long long)vs->samples, (unsigned long long)vs->notices,
 		    (unsigned long long)pvprof_sample_losses(vs));
-	TEST_ASSERT(vs->notices == vs->records + pvprof_notice_losses(vs),
+	TEST_ASSERT(vs->notices == vs->callchains + pvprof_notice_losses(vs),
 		    "%s: notices %llu != records %llu + stale/invalid/unanswered %llu",
 		    when, (unsigned long long)vs->notices,
-		    (unsigned long long)vs->records,
+		    (unsigned long long)vs->callchains,
 		    (unsigned long long)pvprof_notice_losses(vs));
 }
 
@@ -121,8 +121,8 @@ int pvprof_stream_open(struct kvm_vm *vm)
 static void check_callchain(struct pvprof_stream_counts *c,
 			    const struct pvprof_st_view *v)
 {
-	static uint64_t copy[PVPROF_STREAM_MAX_RECORD / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)copy;
+	static uint64_t copy[PVPROF_STREAM_MAX_ENTRY / 8];
+	struct pvprof_callchain *rec = (struct pvprof_callchain *)copy;
 	uint32_t vcpu = v->hdr.vcpu_id;
 	/* Any snapshot the host may ask for: the size asked is the test's. */
 	struct pvprof_record_limits lim = {
@@ -138,12 +138,12 @@ static void check_callchain(struct pvprof_stream_counts *c,
 		    "callchain with %u frames", v->nr_frames);
 	memset(copy, 0, sizeof(copy));
 	memcpy(copy, v->raw + sizeof(struct pvprof_st_callchain) - sizeof(*rec),
-	       v->u.callchain.rec.size);
+	       v->u.callchain.chain.size);
 	why = pvprof_record_validate(copy, sizeof(copy), &lim);
 	TEST_ASSERT(why == PVPROF_REJ_NONE,
 		    "the stream holds a callchain (seq %llu) the validator rejects: %s",
 		    (unsigned long long)rec->seq, pvprof_reject_name(why));
-	TEST_ASSERT(!(rec->flags & PVPROF_REC_F_STALE), "stale record in the stream");
+	TEST_ASSERT(!(rec->flags & PVPROF_CHAIN_F_STALE), "stale record in the stream");
 	c->last_seq = rec->seq;
 	c->vcpu_last_seq[vcpu] = rec->seq;
 	c->vcpu_callchains[vcpu]++;

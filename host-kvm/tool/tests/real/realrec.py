@@ -63,7 +63,7 @@ REC_F_USER, REC_F_USTACK = 1 << 0, 1 << 6
 PROC_F_FORK = 1 << 0
 
 # struct pvprof_st_callchain: the stream header (24), notice_ip, guest_tsc,
-# notice_cpl, event, reserved0, reserved1, then struct pvprof_record.
+# notice_cpl, event, reserved0, reserved1, then struct pvprof_callchain.
 REC_OFF = 48
 RECORD = struct.Struct("<QQIIIIHHHH")
 FRAMES_OFF = REC_OFF + RECORD.size

@@ -60,7 +60,7 @@ static inline bool guest_has_kvm_signature(void)
  * NMI's struct ex_regs.
  */
 static inline void pvprof_guest_capture_rip(void *ctx, const struct pvprof_notice *n,
-					    struct pvprof_record *rec, uint32_t max_frames)
+					    struct pvprof_callchain *rec, uint32_t max_frames)
 {
 	const struct ex_regs *regs = ctx;
 
@@ -68,7 +68,7 @@ static inline void pvprof_guest_capture_rip(void *ctx, const struct pvprof_notic
 	(void)max_frames;
 	pvprof_record_frames(rec)[0] = PVPROF_KERNEL_HALF_START + regs->rip;
 	rec->nr_kernel = 1;
-	rec->flags = PVPROF_REC_F_KTHREAD;
+	rec->flags = PVPROF_CHAIN_F_KTHREAD;
 }
 
 #endif
