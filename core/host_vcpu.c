@@ -69,7 +69,7 @@ static bool vcpu_identity_ok(const struct pvprof_host_vcpu *v)
 }
 
 /*
- * A record with a user stack snapshot: its first slot is in record_copy,
+ * A callchain with a user stack snapshot: its first slot is in chain_copy,
  * the @span - 1 slots after it (wrapping at the ring's end) are read once
  * more, each from guest memory exactly once.
  */
@@ -78,9 +78,9 @@ static int vcpu_read_span(const struct pvprof_host_vcpu *v, __u32 span)
 	__u8 *dst = v->work->span_copy;
 	__u32 k;
 
-	pvprof_memcpy(dst, v->work->record_copy, PVPROF_CHAIN_SLOT_SIZE);
+	pvprof_memcpy(dst, v->work->chain_copy, PVPROF_CHAIN_SLOT_SIZE);
 	for (k = 1; k < span; k++)
-		if (v->ops->read(v->ctx, pvprof_host_record_slot_offset(v->ring, k),
+		if (v->ops->read(v->ctx, pvprof_host_callchain_slot_offset(v->ring, k),
 				 dst + k * PVPROF_CHAIN_SLOT_SIZE,
 				 PVPROF_CHAIN_SLOT_SIZE))
 			return -PVPROF_EFAULT;
@@ -88,13 +88,13 @@ static int vcpu_read_span(const struct pvprof_host_vcpu *v, __u32 span)
 }
 
 /**
- * pvprof_host_vcpu_drain() - copy, validate and stream the posted records
+ * pvprof_host_vcpu_drain() - copy, validate and stream the posted callchains
  * @v: the vCPU, registered, its indices not exhausted
  * @publish_tail: store chain_tail in the buffer afterwards; false for a
  *	drain from a thread other than the vCPU's, which leaves it to the
  *	vCPU's next pass and calls no operation but @read and @emit
  *
- * Copies each posted record once, validates the copy, and emits accepted
+ * Copies each posted callchain once, validates the copy, and emits accepted
  * callchains; a stream that cannot take one counts
  * PVPROF_LOSS_STREAM_OVERFLOW (spec pvprof-callchain-drain).
  *
@@ -112,29 +112,29 @@ int pvprof_host_vcpu_drain(const struct pvprof_host_vcpu *v, bool publish_tail)
 		return -PVPROF_EFAULT;
 	/* Pairs with the guest's release of chain_head. */
 	pvprof_smp_rmb();
-	n = pvprof_host_records_ready(v->ring, v->acct, head);
+	n = pvprof_host_callchains_ready(v->ring, v->acct, head);
 	while (n) {
-		const struct pvprof_callchain *rec = (const void *)w->record_copy;
-		__u32 off = pvprof_host_record_offset(v->ring);
+		const struct pvprof_callchain *chain = (const void *)w->chain_copy;
+		__u32 off = pvprof_host_callchain_offset(v->ring);
 		__u32 span = 1;
 
-		if (ops->read(v->ctx, off, w->record_copy, PVPROF_CHAIN_SLOT_SIZE))
+		if (ops->read(v->ctx, off, w->chain_copy, PVPROF_CHAIN_SLOT_SIZE))
 			return -PVPROF_EFAULT;
 		if (w->span_copy)
-			span = pvprof_host_record_span(v->ring, w->record_copy, n);
+			span = pvprof_host_callchain_span(v->ring, w->chain_copy, n);
 		if (span > 1) {
 			if (vcpu_read_span(v, span))
 				return -PVPROF_EFAULT;
-			rec = w->span_copy;
+			chain = w->span_copy;
 		}
 		n -= span;
 		w->tail_unpublished = true;
-		if (pvprof_host_record(v->ring, v->acct, rec,
-				       span * PVPROF_CHAIN_SLOT_SIZE) != PVPROF_REJ_NONE ||
-		    (rec->flags & PVPROF_CHAIN_F_STALE))
+		if (pvprof_host_callchain(v->ring, v->acct, chain,
+					  span * PVPROF_CHAIN_SLOT_SIZE) != PVPROF_REJ_NONE ||
+		    (chain->flags & PVPROF_CHAIN_F_STALE))
 			continue;
-		if (!ops->emit(v->ctx, pvprof_host_notice_facts(v->ring, rec->seq),
-			       rec, span))
+		if (!ops->emit(v->ctx, pvprof_host_notice_facts(v->ring, chain->seq),
+			       chain, span))
 			v->acct->losses[PVPROF_LOSS_STREAM_OVERFLOW]++;
 	}
 	if (!publish_tail || !w->tail_unpublished)
@@ -289,9 +289,9 @@ void pvprof_host_vcpu_fold_losses(const struct pvprof_host_vcpu *v,
  *
  * The block "before an entry" of spec pvprof-host-sequence: checks that the
  * buffer is still the registration's (step 1) and that its indices can go on,
- * drains the records written for a ustack_size about to change (step 2),
+ * drains the callchains written for a ustack_size about to change (step 2),
  * publishes the configuration (step 3), turns the pending sample into a
- * notice (step 4), rings the NMI gate (steps 5 and 6) and drains the records
+ * notice (step 4), rings the NMI gate (steps 5 and 6) and drains the callchains
  * (step 7).  An unregistered vCPU's pending sample is counted as
  * PVPROF_LOSS_UNREGISTERED.
  *
@@ -316,7 +316,7 @@ int pvprof_host_vcpu_work(const struct pvprof_host_vcpu *v,
 		return -PVPROF_E2BIG;
 	}
 	/*
-	 * Records posted since the last pass were written for the ustack_size
+	 * Callchains posted since the last pass were written for the ustack_size
 	 * the guest saw then: they are judged by it before a new one is
 	 * published.
 	 */
@@ -364,7 +364,7 @@ int pvprof_host_vcpu_nmi_delivery(const struct pvprof_host_vcpu *v,
  * pvprof_host_vcpu_unregister() - the guest's UNREGISTER, before the drop
  * @v: the vCPU, registered or not
  *
- * Counts a pending sample as PVPROF_LOSS_UNREGISTERED and drains the record
+ * Counts a pending sample as PVPROF_LOSS_UNREGISTERED and drains the callchain
  * ring once if the buffer is still the registration's
  * (spec pvprof-op-unregister).  The caller then ends the registration
  * (pvprof_host_unregister()), and accesses the buffer no more.

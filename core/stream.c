@@ -65,27 +65,27 @@ __u32 pvprof_st_put_hello(void *buf, __u32 cap, __u64 time_ns, __u32 nr_vcpus)
  * @vcpu_id: the vCPU
  * @time_ns: host CLOCK_MONOTONIC
  * @facts: what the host sampled for the record's notice
- * @rec: the validated copy of the guest's record (frames follow it)
+ * @chain: the validated copy of the guest's record (frames follow it)
  *
- * Return: bytes written, 0 when @cap is too small or @rec is not a
+ * Return: bytes written, 0 when @cap is too small or @chain is not a
  * consistent record.
  */
 __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			      const struct pvprof_notice_facts *facts,
-			      const struct pvprof_callchain *rec)
+			      const struct pvprof_callchain *chain)
 {
 	struct pvprof_st_callchain r;
-	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user;
-	__u32 rec_size = pvprof_record_bytes(nr);
+	__u32 nr = (__u32)chain->nr_kernel + chain->nr_user;
+	__u32 chain_size = pvprof_callchain_bytes(nr);
 	__u32 size;
 
-	/* A validated snapshot's size is consistent (core/record.c). */
-	if (rec->flags & PVPROF_CHAIN_F_USTACK) {
-		if (rec->size < rec_size + sizeof(struct pvprof_ustack))
+	/* A validated snapshot's size is consistent (core/callchain.c). */
+	if (chain->flags & PVPROF_CHAIN_F_USTACK) {
+		if (chain->size < chain_size + sizeof(struct pvprof_ustack))
 			return 0;
-		rec_size = rec->size;
+		chain_size = chain->size;
 	}
-	size = sizeof(r) - sizeof(r.chain) + rec_size;
+	size = sizeof(r) - sizeof(r.chain) + chain_size;
 	if (nr > PVPROF_MAX_DEPTH || cap < size || size > PVPROF_STREAM_MAX_ENTRY)
 		return 0;
 	pvprof_memset(&r, 0, sizeof(r));
@@ -94,11 +94,11 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
 	r.guest_tsc = facts->guest_tsc;
 	r.notice_cpl = facts->cpl;
 	r.event = facts->event;
-	pvprof_memcpy(&r.chain, rec, sizeof(r.chain));
-	r.chain.size = (__u16)rec_size;
+	pvprof_memcpy(&r.chain, chain, sizeof(r.chain));
+	r.chain.size = (__u16)chain_size;
 	r.chain.reserved0 = 0;
 	pvprof_memcpy(buf, &r, sizeof(r));
-	pvprof_memcpy((__u8 *)buf + sizeof(r), rec + 1, rec_size - sizeof(r.chain));
+	pvprof_memcpy((__u8 *)buf + sizeof(r), chain + 1, chain_size - sizeof(r.chain));
 	return size;
 }
 
@@ -208,7 +208,7 @@ static enum pvprof_st_status decode_callchain(struct pvprof_st_view *v)
 			return PVPROF_ST_BAD_SIZE;
 		pvprof_memcpy(&us, v->raw + frames_end, sizeof(us));
 		if (us.size > PVPROF_USTACK_MAX ||
-		    c->chain.size != pvprof_record_ustack_bytes(nr, us.size))
+		    c->chain.size != pvprof_callchain_ustack_bytes(nr, us.size))
 			return PVPROF_ST_BAD_SIZE;
 		if (us.reserved0)
 			return PVPROF_ST_RESERVED;

@@ -94,7 +94,7 @@ struct pvprof_st_iter {
 __u32 pvprof_st_put_hello(void *buf, __u32 cap, __u64 time_ns, __u32 nr_vcpus);
 __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			      const struct pvprof_notice_facts *facts,
-			      const struct pvprof_callchain *rec);
+			      const struct pvprof_callchain *chain);
 __u32 pvprof_st_put_loss(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			 __u32 reason, __u64 count);
 __u32 pvprof_st_put_vcpu(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,

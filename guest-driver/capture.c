@@ -25,7 +25,7 @@
 #include <asm/segment.h>
 #include <asm/unwind.h>
 
-#include "core/record.h"
+#include "core/callchain.h"
 #include "pvprof_guest.h"
 
 /* One frame of a frame-pointer chain: saved frame pointer, return address. */
@@ -262,7 +262,7 @@ void pvprof_capture(void *ctx, const struct pvprof_notice *n,
 {
 	struct pt_regs *regs = ctx;
 	struct task_struct *task = current;
-	u64 *frames = pvprof_record_frames(rec);
+	u64 *frames = pvprof_callchain_frames(rec);
 	struct pt_regs *user_regs;
 	u32 flags = 0, nr_kernel = 0, nr_user = 0;
 

@@ -5,8 +5,8 @@
  *
  * The loops follow host-kvm/pvprof/sample.c: pvprof_drain() copies each
  * posted slot once out of the guest's buffer, more slots for a record
- * with a user stack snapshot (pvprof_host_record_span()), validates and
- * accounts it (pvprof_host_record()), encodes the stream record
+ * with a user stack snapshot (pvprof_host_callchain_span()), validates and
+ * accounts it (pvprof_host_callchain()), encodes the stream record
  * (pvprof_st_put_callchain()) and appends it to the reader's ring
  * (host-kvm/pvprof/stream.c's reader_copy_in()); pvprof_notice() turns a
  * sample into a notice and rings the NMI gate.  What is not here: the
@@ -17,7 +17,7 @@
  * Three cases, each on frame-pointer records (20-40 frames, half of them
  * with kernel frames first) and on --call-graph dwarf records (the same
  * chains plus the user registers and an 8 KiB stack snapshot, 9 slots):
- *   validate_encode  pvprof_host_record() and pvprof_st_put_callchain() on
+ *   validate_encode  pvprof_host_callchain() and pvprof_st_put_callchain() on
  *                    a record already copied: the core's own work
  *   drain            per record, everything pvprof_drain() does
  *   sample           per sample, pvprof_notice()'s notice and NMI gate,
@@ -40,7 +40,7 @@
 #include <time.h>
 
 #include "core/host.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 
 #define READER_BUF_SIZE		(1U << 20)	/* host-kvm/pvprof/stream.c */
@@ -117,7 +117,7 @@ static __u64 gcd(__u64 a, __u64 b)
 }
 
 /*
- * A record as the guest driver builds it (pvprof_record_init(), _finish(),
+ * A record as the guest driver builds it (pvprof_callchain_init(), _finish(),
  * then the snapshot): 20-40 frames, half of the records interrupted in
  * kernel mode with 6-15 kernel frames before the user ones.
  */
@@ -126,31 +126,31 @@ static __u32 make_record(struct pvprof_callchain *rec, bool ustack)
 	__u32 depth = 20 + (__u32)(rnd() % 21), nr_kernel = 0, i;
 	bool user = rnd() & 1;
 
-	pvprof_record_init(rec, 1, user ? PVPROF_CHAIN_F_USER : 0);
+	pvprof_callchain_init(rec, 1, user ? PVPROF_CHAIN_F_USER : 0);
 	rec->time_ns = rnd() >> 8;
 	rec->pid = rec->tid = 1000 + (__u32)(rnd() % 100);
 	rec->exec_gen = 1;
 	if (!user)
 		nr_kernel = 6 + (__u32)(rnd() % 10);
 	for (i = 0; i < depth; i++)
-		pvprof_record_frames(rec)[i] = i < nr_kernel ?
+		pvprof_callchain_frames(rec)[i] = i < nr_kernel ?
 				 0xffffffff81000000ULL + rnd() % 0x1000000 :
 				 0x555555554000ULL + rnd() % 0x100000;
 	rec->nr_kernel = (__u16)nr_kernel;
 	rec->nr_user = (__u16)(depth - nr_kernel);
-	pvprof_record_finish(rec, PVPROF_MAX_DEPTH);
+	pvprof_callchain_finish(rec, PVPROF_MAX_DEPTH);
 	if (ustack) {
-		struct pvprof_ustack *us = pvprof_record_ustack(rec);
+		struct pvprof_ustack *us = pvprof_callchain_ustack(rec);
 
 		for (i = 0; i < PVPROF_UREG_NR; i++)
 			us->regs[i] = rnd() % PVPROF_USER_HALF_END;
-		us->regs[PVPROF_UREG_IP] = pvprof_record_frame(rec, nr_kernel);
+		us->regs[PVPROF_UREG_IP] = pvprof_callchain_frame(rec, nr_kernel);
 		us->regs[PVPROF_UREG_SP] = 0x7ffffffde000ULL;
 		us->size = USTACK_SIZE;
 		for (i = 0; i < USTACK_SIZE / 8; i++)
 			((__u64 *)pvprof_ustack_data(us))[i] = rnd();
 		rec->flags |= PVPROF_CHAIN_F_USTACK;
-		rec->size = (__u16)pvprof_record_ustack_bytes(depth, USTACK_SIZE);
+		rec->size = (__u16)pvprof_callchain_ustack_bytes(depth, USTACK_SIZE);
 	}
 	return rec->size;
 }
@@ -164,8 +164,8 @@ static void bench_init(struct bench *b, const struct mode *m)
 	memset(b, 0, sizeof(*b));
 	b->mode = m;
 	b->slots = PVPROF_CHAIN_SLOTS(m->buf_size);
-	b->span = m->ustack ? PVPROF_CHAIN_SPAN(pvprof_record_ustack_bytes(40, USTACK_SIZE)) : 1;
-	if (PVPROF_CHAIN_SPAN(pvprof_record_ustack_bytes(20, USTACK_SIZE)) != b->span &&
+	b->span = m->ustack ? PVPROF_CHAIN_SPAN(pvprof_callchain_ustack_bytes(40, USTACK_SIZE)) : 1;
+	if (PVPROF_CHAIN_SPAN(pvprof_callchain_ustack_bytes(20, USTACK_SIZE)) != b->span &&
 	    m->ustack)
 		die("records of different spans");
 	/* Laps until record starts repeat, then whole periods up to MIN_DISTINCT records. */
@@ -209,7 +209,7 @@ static void copy_slot(struct bench *b, __u32 k, void *dst)
 	__u64 s = b->ring.chain_tail + k;
 	const __u8 *img = b->image[(s / b->slots) % b->images];
 
-	memcpy(dst, img + pvprof_host_record_slot_offset(&b->ring, k), PVPROF_CHAIN_SLOT_SIZE);
+	memcpy(dst, img + pvprof_host_callchain_slot_offset(&b->ring, k), PVPROF_CHAIN_SLOT_SIZE);
 }
 
 /* The guest answers notice @seq: the seq into its first slot, then chain_head. */
@@ -239,7 +239,7 @@ static void reader_append(struct bench *b, const void *src, __u32 len)
 /* pvprof_drain(): returns the records queued to the stream. */
 static __u32 drain(struct bench *b)
 {
-	__u32 n = pvprof_host_records_ready(&b->ring, &b->acct,
+	__u32 n = pvprof_host_callchains_ready(&b->ring, &b->acct,
 					    pvprof_load_acquire(&b->chain_head));
 	__u32 done = 0;
 
@@ -248,11 +248,11 @@ static __u32 drain(struct bench *b)
 		__u32 span, k, len;
 
 		copy_slot(b, 0, b->copy);
-		span = pvprof_host_record_span(&b->ring, b->copy, n);
+		span = pvprof_host_callchain_span(&b->ring, b->copy, n);
 		for (k = 1; k < span; k++)
 			copy_slot(b, k, (__u8 *)b->copy + k * PVPROF_CHAIN_SLOT_SIZE);
 		n -= span;
-		if (pvprof_host_record(&b->ring, &b->acct, b->copy,
+		if (pvprof_host_callchain(&b->ring, &b->acct, b->copy,
 				       span * PVPROF_CHAIN_SLOT_SIZE) != PVPROF_REJ_NONE ||
 		    (rec->flags & PVPROF_CHAIN_F_STALE))
 			continue;
@@ -275,7 +275,7 @@ static __u64 one_validate_encode(struct bench *b, __u64 i)
 
 	/* The notice it answers, without the notice's own work. */
 	rec->seq = ++b->ring.notice_head;
-	if (pvprof_host_record(&b->ring, &b->acct, rec, slot_bytes) != PVPROF_REJ_NONE)
+	if (pvprof_host_callchain(&b->ring, &b->acct, rec, slot_bytes) != PVPROF_REJ_NONE)
 		die("a record was refused");
 	len = pvprof_st_put_callchain(b->out, sizeof(b->out), 0, i,
 				      pvprof_host_notice_facts(&b->ring, rec->seq), rec);

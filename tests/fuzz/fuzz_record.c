@@ -28,20 +28,20 @@ static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof
 
 	if (rec->flags & PVPROF_CHAIN_F_USTACK) {
 		const struct pvprof_ustack *us = (const void *)((const __u8 *)rec +
-								pvprof_record_bytes(nr));
+								pvprof_callchain_bytes(nr));
 
 		FUZZ_CHECK(r->ustack_size && us->size <= r->ustack_size);
-		FUZZ_CHECK(rec->size == pvprof_record_ustack_bytes(nr, us->size));
+		FUZZ_CHECK(rec->size == pvprof_callchain_ustack_bytes(nr, us->size));
 		FUZZ_CHECK(rec->nr_user &&
-			   us->regs[PVPROF_UREG_IP] == pvprof_record_frame(rec, rec->nr_kernel));
+			   us->regs[PVPROF_UREG_IP] == pvprof_callchain_frame(rec, rec->nr_kernel));
 	} else {
 		FUZZ_CHECK(rec->size == 40 + 8 * nr);
 	}
 	FUZZ_CHECK(nr <= r->max_depth);
 	FUZZ_CHECK(rec->seq == r->resolved_seq && rec->seq <= r->notice_head);
 	for (i = 0; i < nr; i++)
-		FUZZ_CHECK(i < rec->nr_kernel ? pvprof_record_frame(rec, i) >= PVPROF_KERNEL_HALF_START :
-			   pvprof_record_frame(rec, i) < PVPROF_USER_HALF_END);
+		FUZZ_CHECK(i < rec->nr_kernel ? pvprof_callchain_frame(rec, i) >= PVPROF_KERNEL_HALF_START :
+			   pvprof_callchain_frame(rec, i) < PVPROF_USER_HALF_END);
 
 	len = pvprof_st_put_callchain(st, sizeof(st), 1, 2, f, rec);
 	FUZZ_CHECK(len == sizeof(struct pvprof_st_callchain) - sizeof(*rec) + rec->size);
@@ -51,7 +51,7 @@ static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof
 			   rec->size));
 	FUZZ_CHECK(!v.ustack_data == !(rec->flags & PVPROF_CHAIN_F_USTACK));
 	for (i = 0; i < nr; i++)
-		FUZZ_CHECK(pvprof_st_frame(&v, i) == pvprof_record_frame(rec, i));
+		FUZZ_CHECK(pvprof_st_frame(&v, i) == pvprof_callchain_frame(rec, i));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(copy);
 	memcpy(copy, data + 4, len);
 
-	reason = pvprof_host_record(&r, &acct, copy, len);
+	reason = pvprof_host_callchain(&r, &acct, copy, len);
 	FUZZ_CHECK((unsigned int)reason < PVPROF_REJ_NR);
 	FUZZ_CHECK(acct.notices == pvprof_acct_notice_outcomes(&acct) +
 		   pvprof_host_outstanding(&r));

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 #include "unwind_input.h"
 
@@ -58,17 +58,17 @@ static void fill(struct pvprof_callchain *rec, __u64 seq, __u32 flags, __u32 nk,
 {
 	__u32 i;
 
-	pvprof_record_init(rec, seq, flags);
+	pvprof_callchain_init(rec, seq, flags);
 	rec->pid = 1234;
 	rec->tid = 1235;
 	rec->time_ns = 1000000;
 	rec->nr_kernel = nk;
 	rec->nr_user = nu;
 	for (i = 0; i < nk; i++)
-		pvprof_record_frames(rec)[i] = 0xffffffff81000000ULL + 0x40 * i;
+		pvprof_callchain_frames(rec)[i] = 0xffffffff81000000ULL + 0x40 * i;
 	for (; i < nk + nu; i++)
-		pvprof_record_frames(rec)[i] = 0x0000555555554000ULL + 0x40 * i;
-	pvprof_record_finish(rec, PVPROF_MAX_DEPTH);
+		pvprof_callchain_frames(rec)[i] = 0x0000555555554000ULL + 0x40 * i;
+	pvprof_callchain_finish(rec, PVPROF_MAX_DEPTH);
 }
 
 /* A syscall's record with 1500 bytes of user stack: two slots. */
@@ -80,14 +80,14 @@ static void ustack_seed(void)
 	__u32 i;
 
 	fill(rec, 11, 0, 2, 2);
-	us = pvprof_record_ustack(rec);
-	us->regs[PVPROF_UREG_IP] = pvprof_record_frame(rec, 2);
+	us = pvprof_callchain_ustack(rec);
+	us->regs[PVPROF_UREG_IP] = pvprof_callchain_frame(rec, 2);
 	us->regs[PVPROF_UREG_SP] = 0x00007ffffffde000ULL;
 	us->size = 1500;
 	for (i = 0; i < us->size; i++)
 		pvprof_ustack_data(us)[i] = (__u8)i;
 	rec->flags |= PVPROF_CHAIN_F_USTACK;
-	rec->size = pvprof_record_ustack_bytes(4, us->size);
+	rec->size = pvprof_callchain_ustack_bytes(4, us->size);
 	/* Top bit of the first byte: the host asks for 8192 bytes. */
 	record_seed("ustack_two_slots", 0x80, 10, 1, rec, sizeof(span));
 }
@@ -114,7 +114,7 @@ static void records(void)
 	fill(rec, 12, 0, 1, 0);
 	record_seed("seq_future", 0, 10, 1, rec, rec->size);
 	fill(rec, 11, 0, 2, 2);
-	pvprof_record_frames(rec)[3] = 0xffff800000000000ULL;
+	pvprof_callchain_frames(rec)[3] = 0xffff800000000000ULL;
 	record_seed("user_frame_range", 0, 10, 1, rec, rec->size);
 	fill(rec, 11, 0, 2, 0);
 	rec->size += 8;

@@ -63,21 +63,21 @@ static uint64_t g_tail, g_rhead;
 
 static struct pvprof_buf_header *const hdr = (void *)BUF_GPA;
 
-static struct pvprof_callchain *record_slot(uint64_t index)
+static struct pvprof_callchain *chain_slot(uint64_t index)
 {
 	struct pvprof_geometry geo;
 
 	pvprof_geometry_init(&geo, BUF_SIZE);
 	return (struct pvprof_callchain *)((uint8_t *)hdr +
-					pvprof_record_offset(&geo, index));
+					pvprof_callchain_offset(&geo, index));
 }
 
-static uint32_t record_slots(void)
+static uint32_t chain_slots(void)
 {
 	struct pvprof_geometry geo;
 
 	pvprof_geometry_init(&geo, BUF_SIZE);
-	return geo.record_slots;
+	return geo.chain_slots;
 }
 
 /* A record the host accepts: one kernel frame, the interrupted RIP. */
@@ -92,7 +92,7 @@ static void record_build(struct pvprof_callchain *rec, uint64_t seq, uint64_t ri
 	rec->nr_kernel = frames;
 	rec->size = sizeof(*rec) + 8 * frames;
 	for (i = 0; i < frames; i++)
-		pvprof_record_frames(rec)[i] = PVPROF_KERNEL_HALF_START + rip + i;
+		pvprof_callchain_frames(rec)[i] = PVPROF_KERNEL_HALF_START + rip + i;
 }
 
 /* Make the record break one rule, per mode; @n cycles through variants. */
@@ -143,12 +143,12 @@ static void hostile_nmi(struct ex_regs *regs)
 	}
 	newest = (const void *)((uint8_t *)hdr + pvprof_notice_offset(head - 1));
 	rtail = pvprof_load_acquire(&hdr->chain_tail);
-	if (g_rhead - rtail + 2 <= record_slots()) {
-		rec = record_slot(g_rhead++);
+	if (g_rhead - rtail + 2 <= chain_slots()) {
+		rec = chain_slot(g_rhead++);
 		record_build(rec, newest->seq, regs->rip, 1);
 		record_corrupt(rec, mode, g_answered, regs->rip);
 		if (mode == M_SEQ_DUPLICATE) {
-			rec = record_slot(g_rhead++);
+			rec = chain_slot(g_rhead++);
 			record_build(rec, newest->seq, regs->rip, 1);
 		}
 		published = g_rhead;

@@ -22,7 +22,7 @@
 #include "kvm_util.h"
 #include "pvprof_guest.h"
 #include "core/guest.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 
 enum { STAGE_REGISTERED = 1, STAGE_SAMPLED, STAGE_UNREGISTERED };

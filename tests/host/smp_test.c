@@ -52,7 +52,7 @@ static void capture(void *ctx, const struct pvprof_notice *n,
 		    struct pvprof_callchain *rec, uint32_t max_frames)
 {
 	pvprof_guest_capture_rip(ctx, n, rec, max_frames);
-	pvprof_record_frames(rec)[rec->nr_kernel++] = VCPU_TAG(guest_vcpu_idx());
+	pvprof_callchain_frames(rec)[rec->nr_kernel++] = VCPU_TAG(guest_vcpu_idx());
 }
 
 static void guest_nmi(struct ex_regs *regs)

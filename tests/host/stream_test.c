@@ -52,7 +52,7 @@ static void capture(void *ctx, const struct pvprof_notice *n,
 
 	(void)n;
 	for (i = 0; i < max_frames; i++)
-		pvprof_record_frames(rec)[i] = PVPROF_KERNEL_HALF_START + regs->rip + i;
+		pvprof_callchain_frames(rec)[i] = PVPROF_KERNEL_HALF_START + regs->rip + i;
 	rec->nr_kernel = max_frames;
 	rec->flags = PVPROF_CHAIN_F_KTHREAD;
 }

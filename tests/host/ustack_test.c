@@ -52,8 +52,8 @@ static void capture(void *ctx, const struct pvprof_notice *n,
 	rec->flags = PVPROF_CHAIN_F_USER;
 	rec->pid = rec->tid = 42;
 	rec->nr_user = 2;
-	pvprof_record_frames(rec)[0] = FAKE_IP;
-	pvprof_record_frames(rec)[1] = FAKE_IP + 0x40;
+	pvprof_callchain_frames(rec)[0] = FAKE_IP;
+	pvprof_callchain_frames(rec)[1] = FAKE_IP + 0x40;
 }
 
 static int snapshot(void *ctx, const struct pvprof_callchain *rec, __u64 *regs,
@@ -62,7 +62,7 @@ static int snapshot(void *ctx, const struct pvprof_callchain *rec, __u64 *regs,
 	uint32_t n = max < FAKE_STACK ? max : FAKE_STACK;
 
 	(void)ctx;
-	regs[PVPROF_UREG_IP] = pvprof_record_frame(rec, 0);
+	regs[PVPROF_UREG_IP] = pvprof_callchain_frame(rec, 0);
 	regs[PVPROF_UREG_SP] = FAKE_SP;
 	regs[PVPROF_UREG_R15] = 15;
 	memcpy(data, fake_stack, n);

@@ -268,7 +268,7 @@ static void run_handlers(struct model *m, bool b2b)
 	if (chance(m, m->p.p_fault))
 		handler_exception(m);
 	batch = m->ref_unconsumed;
-	room = m->v.gb.geo.record_slots - m->ref_in_ring;
+	room = m->v.gb.geo.chain_slots - m->ref_in_ring;
 	answer = batch < room ? batch : room;
 
 	handled = pvprof_guest_nmi(&m->v.gb, capture_with_exit, &ctx, &res);
@@ -551,16 +551,16 @@ static void scribble(struct model *m)
 		h->chain_head += rnd(m) % 21 - 10;
 		break;
 	case 2:		/* flip bits in a posted or unposted record */
-		m->v.buf[pvprof_record_offset(geo, rnd(m)) + rnd(m) % 64] ^= 1 << (rnd(m) % 8);
+		m->v.buf[pvprof_callchain_offset(geo, rnd(m)) + rnd(m) % 64] ^= 1 << (rnd(m) % 8);
 		break;
 	case 3:		/* post a forged record: replayed, future or malformed */
-		rec = (struct pvprof_callchain *)(m->v.buf + pvprof_record_offset(geo, h->chain_head));
-		pvprof_record_init(rec, h->notice_tail + rnd(m) % 5 - 2, rnd(m) % 128);
+		rec = (struct pvprof_callchain *)(m->v.buf + pvprof_callchain_offset(geo, h->chain_head));
+		pvprof_callchain_init(rec, h->notice_tail + rnd(m) % 5 - 2, rnd(m) % 128);
 		rec->nr_kernel = rnd(m) % 4;
 		rec->nr_user = rnd(m) % 3;
 		for (i = 0; i < 7U; i++)
-			pvprof_record_frames(rec)[i] = rnd(m) % 2 ? KADDR(i) : UADDR(i);
-		rec->size = rnd(m) % 4 ? pvprof_record_bytes(rec->nr_kernel + rec->nr_user) :
+			pvprof_callchain_frames(rec)[i] = rnd(m) % 2 ? KADDR(i) : UADDR(i);
+		rec->size = rnd(m) % 4 ? pvprof_callchain_bytes(rec->nr_kernel + rec->nr_user) :
 			    (__u16)rnd(m);
 		h->chain_head++;
 		break;

@@ -366,7 +366,7 @@ void sim_capture(void *ctx, const struct pvprof_notice *n,
 		 struct pvprof_callchain *rec, __u32 max_frames)
 {
 	const struct sim_context *c = ctx;
-	__u64 *frames = pvprof_record_frames(rec);
+	__u64 *frames = pvprof_callchain_frames(rec);
 	__u32 i;
 
 	rec->time_ns = c->time_ns;

@@ -345,7 +345,7 @@ static int fake_ustack(void *ctx, const struct pvprof_callchain *rec, __u64 *reg
 	__u32 i, n = max < FAKE_STACK ? max : FAKE_STACK;
 
 	(void)ctx;
-	regs[PVPROF_UREG_IP] = pvprof_record_frame(rec, rec->nr_kernel);
+	regs[PVPROF_UREG_IP] = pvprof_callchain_frame(rec, rec->nr_kernel);
 	regs[PVPROF_UREG_SP] = FAKE_SP;
 	regs[PVPROF_UREG_BP] = 0xb0;
 	for (i = 0; i < n; i++)

@@ -46,11 +46,11 @@ static enum pvprof_reject answer(__u64 seq, __u32 flags)
 
 	if (flags & PVPROF_CHAIN_F_STALE) {
 		memset(&slot, 0, sizeof(slot));
-		pvprof_record_init(&slot.rec, seq, PVPROF_CHAIN_F_STALE);
+		pvprof_callchain_init(&slot.rec, seq, PVPROF_CHAIN_F_STALE);
 	} else {
 		test_kernel_record(&slot, seq, 3, 2);
 	}
-	return pvprof_host_record(&ring, &acct, &slot, sizeof(slot));
+	return pvprof_host_callchain(&ring, &acct, &slot, sizeof(slot));
 }
 
 /* The gate with the guest's notice_tail @tail and KVM's NMI state. */
@@ -72,7 +72,7 @@ START_TEST(host_ring_init_checks)
 	ck_assert_uint_eq(r.max_depth, PVPROF_MAX_DEPTH);
 	ck_assert_int_eq(pvprof_host_ring_init(&r, 65536, 16, COOKIE), 0);
 	ck_assert_uint_eq(r.max_depth, 16);
-	ck_assert_uint_eq(r.geo.record_slots, 60);
+	ck_assert_uint_eq(r.geo.chain_slots, 60);
 	ck_assert_uint_eq(r.notice_head | r.chain_tail | r.nmi_head | r.resolved_seq, 0);
 }
 END_TEST
@@ -296,14 +296,14 @@ END_TEST
 START_TEST(host_records_bad_index)
 {
 	setup(8192);		/* 4 record slots */
-	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, 0), 0);
-	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, 4), 4);
+	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, 0), 0);
+	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, 4), 4);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_BAD_INDEX], 0);
-	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, 5), 0);
-	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, ~0ULL), 0);
+	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, 5), 0);
+	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, ~0ULL), 0);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_BAD_INDEX], 2);
 	ck_assert_uint_eq(ring.chain_tail, 0);
-	ck_assert_uint_eq(pvprof_host_record_offset(&ring), PVPROF_CHAIN_OFFSET);
+	ck_assert_uint_eq(pvprof_host_callchain_offset(&ring), PVPROF_CHAIN_OFFSET);
 }
 END_TEST
 
@@ -327,7 +327,7 @@ START_TEST(host_record_outcomes)
 	/* The facts the host kept for seq 5. */
 	ck_assert_uint_eq(pvprof_host_notice_facts(&ring, 5)->ip, KADDR(4));
 	ck_assert_uint_eq(ring.chain_tail, 3);
-	ck_assert_uint_eq(pvprof_host_record_offset(&ring), PVPROF_CHAIN_OFFSET + 3 * 1024);
+	ck_assert_uint_eq(pvprof_host_callchain_offset(&ring), PVPROF_CHAIN_OFFSET + 3 * 1024);
 }
 END_TEST
 
@@ -340,7 +340,7 @@ START_TEST(host_rejected_record_resolves_oldest)
 	ck_assert(sample(0));
 	test_kernel_record(&slot, 2, 1, 0);
 	slot.rec.reserved0 = 1;
-	ck_assert_int_eq(pvprof_host_record(&ring, &acct, &slot, sizeof(slot)),
+	ck_assert_int_eq(pvprof_host_callchain(&ring, &acct, &slot, sizeof(slot)),
 			 PVPROF_REJ_RESERVED);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_INVALID], 1);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_RESERVED], 1);
@@ -392,7 +392,7 @@ START_TEST(host_indices_stop_before_2_63)
 
 	/* chain_tail: a whole drain (4 slots at 8 KiB) must still fit. */
 	setup(8192);
-	ring.chain_tail = limit - ring.geo.record_slots - 1;
+	ring.chain_tail = limit - ring.geo.chain_slots - 1;
 	ck_assert(!pvprof_host_indices_exhausted(&ring));
 	ring.chain_tail++;
 	ck_assert(pvprof_host_indices_exhausted(&ring));

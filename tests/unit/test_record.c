@@ -38,18 +38,18 @@ static void setup(__u32 max_depth)
 
 static void expect(void *slot, __u32 len, enum pvprof_reject want)
 {
-	struct pvprof_record_limits lim = {
+	struct pvprof_callchain_limits lim = {
 		.max_depth = ring.max_depth,
 		.ustack_size = ring.ustack_size,
 		.answered_seq = ring.resolved_seq,
 		.notice_head = ring.notice_head,
 	};
-	enum pvprof_reject got = pvprof_record_validate(slot, len, &lim);
+	enum pvprof_reject got = pvprof_callchain_validate(slot, len, &lim);
 	__u64 invalid = acct.losses[PVPROF_LOSS_INVALID];
 
 	ck_assert_msg(got == want, "validator said %s, expected %s",
 		      pvprof_reject_name(got), pvprof_reject_name(want));
-	got = pvprof_host_record(&ring, &acct, slot, len);
+	got = pvprof_host_callchain(&ring, &acct, slot, len);
 	ck_assert_int_eq(got, want);
 	if (want != PVPROF_REJ_NONE) {
 		ck_assert_uint_eq(acct.rejects[want], 1);
@@ -90,7 +90,7 @@ START_TEST(validate_accepts_stale_and_kthread)
 
 	setup(0);
 	memset(&slot, 0, sizeof(slot));
-	pvprof_record_init(&slot.rec, 3, PVPROF_CHAIN_F_STALE);
+	pvprof_callchain_init(&slot.rec, 3, PVPROF_CHAIN_F_STALE);
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_STALE], 1);
 	test_kernel_record(&slot, 4, 1, 0);
@@ -259,7 +259,7 @@ START_TEST(reject_kernel_frame_range)
 
 	setup(0);
 	test_kernel_record(&slot, 3, 3, 1);
-	pvprof_record_frames(&slot.rec)[2] = PVPROF_KERNEL_HALF_START - 8;
+	pvprof_callchain_frames(&slot.rec)[2] = PVPROF_KERNEL_HALF_START - 8;
 	expect(&slot, sizeof(slot), PVPROF_REJ_KERNEL_FRAME);
 }
 END_TEST
@@ -271,11 +271,11 @@ START_TEST(reject_user_frame_range)
 	setup(0);
 	test_kernel_record(&slot, 3, 0, 3);
 	slot.rec.flags = PVPROF_CHAIN_F_USER;
-	pvprof_record_frames(&slot.rec)[2] = PVPROF_USER_HALF_END;	/* non-canonical */
+	pvprof_callchain_frames(&slot.rec)[2] = PVPROF_USER_HALF_END;	/* non-canonical */
 	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
 	setup(0);
 	test_kernel_record(&slot, 3, 1, 1);
-	pvprof_record_frames(&slot.rec)[1] = KADDR(0);		/* a kernel address as user frame */
+	pvprof_callchain_frames(&slot.rec)[1] = KADDR(0);		/* a kernel address as user frame */
 	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
 }
 END_TEST
@@ -295,29 +295,29 @@ struct test_span {
  */
 static struct pvprof_ustack *ustack_record(struct test_span *t, __u32 stack_bytes)
 {
-	__u64 *frames = pvprof_record_frames(&t->rec);
+	__u64 *frames = pvprof_callchain_frames(&t->rec);
 	struct pvprof_ustack *us;
 	__u32 i;
 
 	setup(0);
 	ring.ustack_size = 8192;
 	memset(t, 0, sizeof(*t));
-	pvprof_record_init(&t->rec, 3, 0);
+	pvprof_callchain_init(&t->rec, 3, 0);
 	t->rec.nr_kernel = 2;
 	t->rec.nr_user = 2;
 	frames[0] = KADDR(0);
 	frames[1] = KADDR(16);
 	frames[2] = UADDR(0x100);
 	frames[3] = UADDR(0x200);
-	pvprof_record_finish(&t->rec, PVPROF_MAX_DEPTH);
-	us = pvprof_record_ustack(&t->rec);
+	pvprof_callchain_finish(&t->rec, PVPROF_MAX_DEPTH);
+	us = pvprof_callchain_ustack(&t->rec);
 	us->regs[PVPROF_UREG_IP] = UADDR(0x100);
 	us->regs[PVPROF_UREG_SP] = UADDR(0x7000);
 	us->size = stack_bytes;
 	for (i = 0; i < stack_bytes; i++)
 		pvprof_ustack_data(us)[i] = (__u8)(i * 7 + 1);
 	t->rec.flags |= PVPROF_CHAIN_F_USTACK;
-	t->rec.size = pvprof_record_ustack_bytes(4, stack_bytes);
+	t->rec.size = pvprof_callchain_ustack_bytes(4, stack_bytes);
 	return us;
 }
 
@@ -331,8 +331,8 @@ START_TEST(ustack_spans_slots_and_streams)
 
 	ustack_record(&t, 8190);	/* padded to 8192: 9 slots */
 	ck_assert_uint_eq(t.rec.size, 40 + 32 + 72 + 8192);
-	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 12), 9);
-	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 8), 1);
+	ck_assert_uint_eq(pvprof_host_callchain_span(&ring, &t, 12), 9);
+	ck_assert_uint_eq(pvprof_host_callchain_span(&ring, &t, 8), 1);
 	expect(&t, 9 * PVPROF_CHAIN_SLOT_SIZE, PVPROF_REJ_NONE);
 	ck_assert_uint_eq(ring.chain_tail, 9);
 	ck_assert_uint_eq(acct.callchains, 1);
@@ -345,7 +345,7 @@ START_TEST(ustack_spans_slots_and_streams)
 	ck_assert_uint_eq(v.nr_frames, 4);
 	ck_assert_uint_eq(v.ustack_size, 8190);
 	ck_assert_uint_eq(v.ustack_regs[PVPROF_UREG_SP], UADDR(0x7000));
-	ck_assert_mem_eq(v.ustack_data, pvprof_ustack_data(pvprof_record_ustack(&t.rec)), 8190);
+	ck_assert_mem_eq(v.ustack_data, pvprof_ustack_data(pvprof_callchain_ustack(&t.rec)), 8190);
 	/* The stream decoder holds a snapshot to the same sizes. */
 	((struct pvprof_st_callchain *)st)->chain.size -= 8;
 	ck_assert_int_eq(pvprof_st_decode(st, len, &v), PVPROF_ST_BAD_SIZE);
@@ -359,7 +359,7 @@ START_TEST(ustack_not_asked)
 	ustack_record(&t, 512);
 	ring.ustack_size = 0;
 	/* Not asked: one slot is copied, and the record is larger. */
-	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 12), 1);
+	ck_assert_uint_eq(pvprof_host_callchain_span(&ring, &t, 12), 1);
 	ustack_record(&t, 2048);
 	ring.ustack_size = 0;
 	expect(&t, PVPROF_CHAIN_SLOT_SIZE, PVPROF_REJ_SIZE_LARGE);
@@ -388,8 +388,8 @@ START_TEST(ustack_reject_size)
 	ustack_record(&t, 64);
 	t.rec.flags |= PVPROF_CHAIN_F_STALE;
 	t.rec.nr_kernel = t.rec.nr_user = 0;
-	t.rec.size = pvprof_record_ustack_bytes(0, 64);
-	us = pvprof_record_ustack(&t.rec);
+	t.rec.size = pvprof_callchain_ustack_bytes(0, 64);
+	us = pvprof_callchain_ustack(&t.rec);
 	memset(us, 0, sizeof(*us));
 	us->size = 64;
 	expect(&t, sizeof(t), PVPROF_REJ_STALE_FRAMES);
@@ -410,8 +410,8 @@ START_TEST(ustack_reject_regs)
 	/* A kernel thread's record has no user part to snapshot. */
 	ustack_record(&t, 0);
 	t.rec.nr_user = 0;
-	t.rec.size = pvprof_record_ustack_bytes(2, 0);
-	memset(pvprof_record_ustack(&t.rec), 0, sizeof(struct pvprof_ustack));
+	t.rec.size = pvprof_callchain_ustack_bytes(2, 0);
+	memset(pvprof_callchain_ustack(&t.rec), 0, sizeof(struct pvprof_ustack));
 	expect(&t, sizeof(t), PVPROF_REJ_USTACK_REGS);
 }
 END_TEST
@@ -435,11 +435,11 @@ START_TEST(record_finish_clamps)
 	struct test_slot slot;
 
 	memset(&slot, 0, sizeof(slot));
-	pvprof_record_init(&slot.rec, 9, 0);
+	pvprof_callchain_init(&slot.rec, 9, 0);
 	slot.rec.nr_kernel = 10;
 	slot.rec.nr_user = 10;
 	slot.rec.flags |= 0x80000000U;
-	pvprof_record_finish(&slot.rec, 16);
+	pvprof_callchain_finish(&slot.rec, 16);
 	ck_assert_uint_eq(slot.rec.nr_kernel, 10);
 	ck_assert_uint_eq(slot.rec.nr_user, 6);
 	ck_assert_uint_eq(slot.rec.size, 40 + 8 * 16);
@@ -448,10 +448,10 @@ START_TEST(record_finish_clamps)
 	slot.rec.nr_kernel = 200;
 	slot.rec.nr_user = 3;
 	slot.rec.flags = 0;
-	pvprof_record_finish(&slot.rec, 1000);	/* never above the ABI maximum */
+	pvprof_callchain_finish(&slot.rec, 1000);	/* never above the ABI maximum */
 	ck_assert_uint_eq(slot.rec.nr_kernel, PVPROF_MAX_DEPTH);
 	ck_assert_uint_eq(slot.rec.nr_user, 0);
-	ck_assert_uint_eq(slot.rec.size, pvprof_record_bytes(PVPROF_MAX_DEPTH));
+	ck_assert_uint_eq(slot.rec.size, pvprof_callchain_bytes(PVPROF_MAX_DEPTH));
 	ck_assert(slot.rec.flags & PVPROF_CHAIN_F_TRUNCATED);
 }
 END_TEST

@@ -78,7 +78,7 @@ START_TEST(ring_offsets_in_bounds)
 
 		ck_assert_int_eq(pvprof_geometry_init(&geo, size), 0);
 		for (i = ~0ULL - 3000; i != 3000; i++) {
-			__u32 r = pvprof_record_offset(&geo, i);
+			__u32 r = pvprof_callchain_offset(&geo, i);
 			__u32 n = pvprof_notice_offset(i);
 
 			ck_assert_uint_ge(r, PVPROF_CHAIN_OFFSET);
@@ -95,7 +95,7 @@ END_TEST
 START_TEST(ring_record_slots_distinct_in_window)
 {
 	/*
-	 * Any window of record_slots consecutive indices below the wrap uses
+	 * Any window of chain_slots consecutive indices below the wrap uses
 	 * every slot once: a full ring never maps two live records together.
 	 */
 	__u64 size;
@@ -109,8 +109,8 @@ START_TEST(ring_record_slots_distinct_in_window)
 			__u8 seen[64] = { 0 };
 			__u64 i;
 
-			for (i = start; i < start + geo.record_slots; i++) {
-				__u32 slot = pvprof_ring_slot(i, geo.record_slots);
+			for (i = start; i < start + geo.chain_slots; i++) {
+				__u32 slot = pvprof_ring_slot(i, geo.chain_slots);
 
 				ck_assert_uint_eq(seen[slot], 0);
 				seen[slot] = 1;

@@ -62,7 +62,7 @@ START_TEST(stream_roundtrip_callchain)
 	ck_assert_mem_eq(&v.u.callchain.chain, &slot.rec, sizeof(slot.rec));
 	ck_assert_uint_eq(v.nr_frames, 12);
 	for (i = 0; i < 12; i++)
-		ck_assert_uint_eq(pvprof_st_frame(&v, i), pvprof_record_frame(&slot.rec, i));
+		ck_assert_uint_eq(pvprof_st_frame(&v, i), pvprof_callchain_frame(&slot.rec, i));
 	/* One byte short of room: nothing written. */
 	ck_assert_uint_eq(pvprof_st_put_callchain(buf, n - 1, 2, 1000, &f, &slot.rec), 0);
 }
@@ -365,7 +365,7 @@ START_TEST(stream_decoder_stays_in_bounds)
 	/* An odd address: the decoder does not assume alignment. */
 	memcpy(map + page - n - 1, rec, n);
 	ck_assert_int_eq(pvprof_st_decode(map + page - n - 1, n, &v), PVPROF_ST_OK);
-	ck_assert_uint_eq(pvprof_st_frame(&v, 119), pvprof_record_frame(&slot.rec, 119));
+	ck_assert_uint_eq(pvprof_st_frame(&v, 119), pvprof_callchain_frame(&slot.rec, 119));
 	munmap(map, 2 * page);
 }
 END_TEST

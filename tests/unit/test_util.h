@@ -11,7 +11,7 @@
 
 #include "core/host_vcpu.h"
 #include "core/guest.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 #include "core/sideband.h"
 
@@ -42,14 +42,14 @@ static inline void test_kernel_record(struct test_slot *s, __u64 seq,
 	__u32 i;
 
 	memset(s, 0, sizeof(*s));
-	pvprof_record_init(&s->rec, seq, 0);
+	pvprof_callchain_init(&s->rec, seq, 0);
 	s->rec.nr_kernel = nr_kernel;
 	s->rec.nr_user = nr_user;
 	for (i = 0; i < nr_kernel; i++)
-		pvprof_record_frames(&s->rec)[i] = KADDR(16 * i);
+		pvprof_callchain_frames(&s->rec)[i] = KADDR(16 * i);
 	for (; i < nr_kernel + nr_user; i++)
-		pvprof_record_frames(&s->rec)[i] = UADDR(16 * i);
-	pvprof_record_finish(&s->rec, PVPROF_MAX_DEPTH);
+		pvprof_callchain_frames(&s->rec)[i] = UADDR(16 * i);
+	pvprof_callchain_finish(&s->rec, PVPROF_MAX_DEPTH);
 }
 
 Suite *layout_suite(void);

@@ -389,7 +389,7 @@ static const char *const nmi_path[] = {
 	"asm_exc_nmi", "exc_nmi", "default_do_nmi", "nmi_handle", "repeat_nmi",
 	"end_repeat_nmi", "nested_nmi", "nested_nmi_out", "first_nmi",
 	"pvprof_nmi", "pvprof_guest_nmi", "pvprof_capture",
-	"pvprof_capture_kernel", "pvprof_record_init", "pvprof_record_finish",
+	"pvprof_capture_kernel", "pvprof_callchain_init", "pvprof_callchain_finish",
 	"pvprof_notice_check",
 	/* NMI_PATH_UNWINDER */
 	"unwind_next_frame", "__unwind_start", "unwind_get_return_address",

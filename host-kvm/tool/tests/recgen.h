@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "core/host.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/sideband.h"
 #include "core/stream.h"
 #include "host-kvm/tool/recording.h"
@@ -445,8 +445,8 @@ static inline struct pvprof_callchain *gen_record(struct gen *g, uint32_t pid, u
 	rec->nr_kernel = (uint16_t)nr_kernel;
 	rec->nr_user = (uint16_t)nr_user;
 	if (nr)
-		memcpy(pvprof_record_frames(rec), frames, 8U * nr);
-	rec->size = (uint16_t)pvprof_record_bytes(nr);
+		memcpy(pvprof_callchain_frames(rec), frames, 8U * nr);
+	rec->size = (uint16_t)pvprof_callchain_bytes(nr);
 	return rec;
 }
 
@@ -458,7 +458,7 @@ static inline void gen_ustack(struct gen *g, const uint64_t *regs, const void *s
 			      uint32_t size)
 {
 	struct pvprof_callchain *rec = (struct pvprof_callchain *)g->rec;
-	struct pvprof_ustack *us = pvprof_record_ustack(rec);
+	struct pvprof_ustack *us = pvprof_callchain_ustack(rec);
 
 	if (size > PVPROF_USTACK_MAX)
 		gen_die("a stack snapshot larger than a record holds");
@@ -468,7 +468,7 @@ static inline void gen_ustack(struct gen *g, const uint64_t *regs, const void *s
 	us->reserved0 = 0;
 	memcpy(pvprof_ustack_data(us), stack, size);
 	memset(pvprof_ustack_data(us) + size, 0, ((size + 7U) & ~7U) - size);
-	rec->size = (uint16_t)pvprof_record_ustack_bytes(rec->nr_kernel + rec->nr_user, size);
+	rec->size = (uint16_t)pvprof_callchain_ustack_bytes(rec->nr_kernel + rec->nr_user, size);
 }
 
 /*

@@ -62,7 +62,7 @@ static void capture(void *ctx, const struct pvprof_notice *n,
 
 	(void)n;
 	for (i = 0; i < nr; i++)
-		pvprof_record_frames(rec)[i] = frames[i];
+		pvprof_callchain_frames(rec)[i] = frames[i];
 	rec->nr_kernel = (uint16_t)nr;
 	rec->pid = GUEST_PID;
 	rec->tid = GUEST_PID;

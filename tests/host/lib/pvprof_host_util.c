@@ -11,7 +11,7 @@
 
 #include "pvprof_host_util.h"
 #include "core/host.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 
 int pvprof_ctl(struct kvm_vm *vm, unsigned long cmd, void *arg)
@@ -125,7 +125,7 @@ static void check_callchain(struct pvprof_stream_counts *c,
 	struct pvprof_callchain *rec = (struct pvprof_callchain *)copy;
 	uint32_t vcpu = v->hdr.vcpu_id;
 	/* Any snapshot the host may ask for: the size asked is the test's. */
-	struct pvprof_record_limits lim = {
+	struct pvprof_callchain_limits lim = {
 		.max_depth = PVPROF_MAX_DEPTH,
 		.ustack_size = PVPROF_USTACK_MAX,
 		.notice_head = UINT64_MAX,
@@ -139,7 +139,7 @@ static void check_callchain(struct pvprof_stream_counts *c,
 	memset(copy, 0, sizeof(copy));
 	memcpy(copy, v->raw + sizeof(struct pvprof_st_callchain) - sizeof(*rec),
 	       v->u.callchain.chain.size);
-	why = pvprof_record_validate(copy, sizeof(copy), &lim);
+	why = pvprof_callchain_validate(copy, sizeof(copy), &lim);
 	TEST_ASSERT(why == PVPROF_REJ_NONE,
 		    "the stream holds a callchain (seq %llu) the validator rejects: %s",
 		    (unsigned long long)rec->seq, pvprof_reject_name(why));

@@ -11,7 +11,7 @@
 
 #include "abi/pvprof.h"
 #include "core/pvprof_core.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "processor.h"
 
 #define KVM_CPUID_SIGNATURE	0x40000000
@@ -66,7 +66,7 @@ static inline void pvprof_guest_capture_rip(void *ctx, const struct pvprof_notic
 
 	(void)n;
 	(void)max_frames;
-	pvprof_record_frames(rec)[0] = PVPROF_KERNEL_HALF_START + regs->rip;
+	pvprof_callchain_frames(rec)[0] = PVPROF_KERNEL_HALF_START + regs->rip;
 	rec->nr_kernel = 1;
 	rec->flags = PVPROF_CHAIN_F_KTHREAD;
 }
