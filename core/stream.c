@@ -35,7 +35,7 @@ static void put_hdr(struct pvprof_stream_hdr *h, __u16 type, __u32 size,
 }
 
 /**
- * pvprof_st_put_hello() - encode the first record of a stream
+ * pvprof_st_put_hello() - encode the first entry of a stream
  * @buf: destination
  * @cap: bytes available at @buf
  * @time_ns: host CLOCK_MONOTONIC
@@ -59,16 +59,16 @@ __u32 pvprof_st_put_hello(void *buf, __u32 cap, __u64 time_ns, __u32 nr_vcpus)
 }
 
 /**
- * pvprof_st_put_callchain() - encode an accepted record with its notice facts
+ * pvprof_st_put_callchain() - encode an accepted callchain with its notice facts
  * @buf: destination
  * @cap: bytes available at @buf
  * @vcpu_id: the vCPU
  * @time_ns: host CLOCK_MONOTONIC
- * @facts: what the host sampled for the record's notice
- * @chain: the validated copy of the guest's record (frames follow it)
+ * @facts: what the host sampled for the callchain's notice
+ * @chain: the validated copy of the guest's callchain (frames follow it)
  *
  * Return: bytes written, 0 when @cap is too small or @chain is not a
- * consistent record.
+ * consistent callchain.
  */
 __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			      const struct pvprof_notice_facts *facts,
@@ -109,7 +109,7 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
  * @vcpu_id: the vCPU, ~0U for the whole VM
  * @time_ns: host CLOCK_MONOTONIC
  * @reason: PVPROF_LOSS_*
- * @count: losses since the last loss record of this reason
+ * @count: losses since the last LOSS entry of this reason
  *
  * Return: bytes written, 0 when @cap is too small or @reason unknown.
  */
@@ -166,7 +166,7 @@ __u32 pvprof_st_put_vcpu(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
  * @msg: the host's copy of the message, framing checked or not
  * @len: its length
  *
- * The record is padded with zeroes to PVPROF_STREAM_ALIGN.
+ * The entry is padded with zeroes to PVPROF_STREAM_ALIGN.
  *
  * Return: bytes written, 0 when @cap is too small or @msg's framing is
  * invalid.
@@ -283,10 +283,10 @@ static enum pvprof_st_status decode_body(struct pvprof_st_view *v)
 }
 
 /**
- * pvprof_st_decode() - decode the record at the start of a buffer
+ * pvprof_st_decode() - decode the entry at the start of a buffer
  * @buf: the bytes, any alignment
  * @avail: bytes available at @buf
- * @v: filled with the record on PVPROF_ST_OK (hdr is set whenever a whole
+ * @v: filled with the entry on PVPROF_ST_OK (hdr is set whenever a whole
  *	header was available)
  *
  * Checks, in order: a whole header, size >= header, size a multiple of
@@ -320,9 +320,9 @@ enum pvprof_st_status pvprof_st_decode(const void *buf, __u64 avail,
 }
 
 /**
- * pvprof_st_iter_init() - start walking a stream from its first record
+ * pvprof_st_iter_init() - start walking a stream from its first entry
  * @it: iterator
- * @buf: the stream's bytes, from its first record on
+ * @buf: the stream's bytes, from its first entry on
  * @len: their number
  */
 void pvprof_st_iter_init(struct pvprof_st_iter *it, const void *buf, __u64 len)
@@ -330,21 +330,21 @@ void pvprof_st_iter_init(struct pvprof_st_iter *it, const void *buf, __u64 len)
 	it->buf = buf;
 	it->len = len;
 	it->pos = 0;
-	it->records = 0;
+	it->entries = 0;
 	it->status = PVPROF_ST_OK;
 }
 
 /**
  * pvprof_st_iter_feed() - go on with a stream's next bytes
  * @it: an iterator started with pvprof_st_iter_init(), or zeroed
- * @buf: the stream's next bytes: whole records, the first one right after
- *	the last record of the bytes before
+ * @buf: the stream's next bytes: whole entries, the first one right after
+ *	the last entry of the bytes before
  * @len: their number
  *
  * A stream read in pieces (each read(2) of a stream fd, each STREAM section
  * of a recording) is walked by one iterator: the HELLO rule is the stream's,
- * not each piece's, and @it->records goes on counting.  @it->pos starts
- * again at 0, in @buf.  A piece starts at a record, so framing lost in the
+ * not each piece's, and @it->entries goes on counting.  @it->pos starts
+ * again at 0, in @buf.  A piece starts at an entry, so framing lost in the
  * piece before is known again: its error does not stick to this one.
  */
 void pvprof_st_iter_feed(struct pvprof_st_iter *it, const void *buf, __u64 len)
@@ -356,14 +356,14 @@ void pvprof_st_iter_feed(struct pvprof_st_iter *it, const void *buf, __u64 len)
 }
 
 /**
- * pvprof_st_iter_next() - decode the next record of a stream
+ * pvprof_st_iter_next() - decode the next entry of a stream
  * @it: iterator
- * @v: the record, on PVPROF_ST_OK
+ * @v: the entry, on PVPROF_ST_OK
  *
- * The first record must be PVPROF_ST_HELLO.  After an error the iterator
- * stays at the bad record and keeps returning the error.
+ * The first entry must be PVPROF_ST_HELLO.  After an error the iterator
+ * stays at the bad entry and keeps returning the error.
  *
- * Return: PVPROF_ST_OK, PVPROF_ST_END after the last record, or an error.
+ * Return: PVPROF_ST_OK, PVPROF_ST_END after the last entry, or an error.
  */
 enum pvprof_st_status pvprof_st_iter_next(struct pvprof_st_iter *it,
 					  struct pvprof_st_view *v)
@@ -373,7 +373,7 @@ enum pvprof_st_status pvprof_st_iter_next(struct pvprof_st_iter *it,
 	if (it->status != PVPROF_ST_OK)
 		return it->status;
 	st = pvprof_st_decode(it->buf + it->pos, it->len - it->pos, v);
-	if (st == PVPROF_ST_OK && !it->records && v->hdr.type != PVPROF_ST_HELLO)
+	if (st == PVPROF_ST_OK && !it->entries && v->hdr.type != PVPROF_ST_HELLO)
 		st = PVPROF_ST_NO_HELLO;
 	if (st == PVPROF_ST_END)
 		return st;
@@ -382,7 +382,7 @@ enum pvprof_st_status pvprof_st_iter_next(struct pvprof_st_iter *it,
 		return st;
 	}
 	it->pos += v->hdr.size;
-	it->records++;
+	it->entries++;
 	return PVPROF_ST_OK;
 }
 

@@ -187,7 +187,7 @@ long pvprof_sideband(struct kvm_vcpu *vcpu, u64 gpa, u64 len);
 struct pvprof_stream *pvprof_stream_create(void);
 void pvprof_stream_free(struct pvprof_stream *st);
 bool pvprof_stream_append(struct pvprof_stream *st, const struct pvprof_vcpu *pv,
-			  const void *rec, u32 len);
+			  const void *entry, u32 len);
 void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 			    u32 event);
 void pvprof_stream_put_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv);

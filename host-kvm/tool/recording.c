@@ -352,7 +352,7 @@ static int walk_stream(struct walk *wk, uint64_t section,
 		if (st != PVPROF_ST_OK)
 			return walk_err(wk, off + pos, "malformed stream record (type %u, size %u): %s",
 					v.hdr.type, v.hdr.size, pvprof_st_status_name(st));
-		if (v.hdr.type == PVPROF_ST_HELLO && it->records > 1)
+		if (v.hdr.type == PVPROF_ST_HELLO && it->entries > 1)
 			return walk_err(wk, off + pos, "a second stream HELLO record");
 		wk->r->stream_records++;
 		wk->r->stream_bytes += v.hdr.size;
@@ -567,7 +567,7 @@ static int walk(struct walk *wk)
 	if (!r->has_host || !r->has_vm)
 		return walk_err(wk, len, "the recording has no %s section",
 				r->has_host ? "VM" : "HOST");
-	if (!wk->stream.records)
+	if (!wk->stream.entries)
 		return walk_err(wk, len, "the recording holds no stream (no HELLO record)");
 	return 0;
 }

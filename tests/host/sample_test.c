@@ -131,7 +131,7 @@ static void stream_drain(int fd, struct stream_counts *c, bool until_eof)
 		}
 		pvprof_st_iter_init(&it, buf, n);
 		if (c->hello)
-			it.records = 1;	/* HELLO was in an earlier read */
+			it.entries = 1;	/* HELLO was in an earlier read */
 		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
 			switch (v.hdr.type) {
 			case PVPROF_ST_HELLO:
@@ -720,7 +720,7 @@ static void test_sideband(void)
 
 		pvprof_st_iter_init(&it, buf, n);
 		if (records)
-			it.records = 1;
+			it.entries = 1;
 		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
 			records++;
 			if (v.hdr.type != PVPROF_ST_SIDEBAND)

@@ -260,7 +260,7 @@ START_TEST(stream_iter_walks_and_skips_unknown)
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	ck_assert_uint_eq(v.hdr.type, PVPROF_ST_LOSS);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
-	ck_assert_uint_eq(it.records, 3);
+	ck_assert_uint_eq(it.entries, 3);
 	ck_assert_uint_eq(it.pos, len);
 }
 END_TEST
@@ -313,7 +313,7 @@ START_TEST(stream_iter_feed_goes_on_with_the_stream)
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	ck_assert_uint_eq(v.u.loss.reason, 3);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
-	ck_assert_uint_eq(it.records, 3);
+	ck_assert_uint_eq(it.entries, 3);
 	ck_assert_uint_eq(it.pos, len - first);
 
 	/*
@@ -332,7 +332,7 @@ START_TEST(stream_iter_feed_goes_on_with_the_stream)
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	ck_assert_uint_eq(v.hdr.type, PVPROF_ST_LOSS);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
-	ck_assert_uint_eq(it.records, 3);
+	ck_assert_uint_eq(it.entries, 3);
 }
 END_TEST
 

@@ -214,7 +214,7 @@ void pvprof_stream_read(int fd, struct pvprof_stream_counts *c, bool until_eof)
 		}
 		pvprof_st_iter_init(&it, buf, n);
 		if (c->hello)
-			it.records = 1;	/* HELLO came in an earlier read */
+			it.entries = 1;	/* HELLO came in an earlier read */
 		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK)
 			count_record(c, &v);
 		TEST_ASSERT(st == PVPROF_ST_END, "stream framing: %s",
