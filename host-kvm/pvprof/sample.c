@@ -408,8 +408,8 @@ static bool pvprof_op_emit(void *ctx, const struct pvprof_notice_facts *facts,
 {
 	struct pvprof_vcpu *pv = ctx;
 	struct pvprof_stream *st = READ_ONCE(pv->pvm->stream);
-	void *out = pv->stream_rec;
-	u32 cap = sizeof(pv->stream_rec), len;
+	void *out = pv->stream_entry;
+	u32 cap = sizeof(pv->stream_entry), len;
 
 	if (slots > 1) {
 		out = pv->span_stream;
@@ -448,9 +448,9 @@ static struct pvprof_host_vcpu pvprof_host_view(struct pvprof_vcpu *pv,
 						const struct pvprof_host_ops *ops)
 {
 	/*
-	 * The core copies a record into work.span_copy whole before judging
+	 * The core copies a callchain into work.span_copy whole before judging
 	 * it, up to every slot of the largest ring; span_stream follows it
-	 * in the same allocation and is built only from records that fit
+	 * in the same allocation and is built only from callchains that fit
 	 * PVPROF_SPAN_COPY_SIZE.
 	 */
 	BUILD_BUG_ON(PVPROF_SPAN_COPY_SIZE + PVPROF_SPAN_STREAM_SIZE <
@@ -478,7 +478,7 @@ static void pvprof_fold_irq_counts(struct pvprof_vcpu *pv)
  * DISABLE: no sample after it returns, and what the vCPU's guest posted and
  * lost is in the stream.  It runs on the caller's thread and never waits
  * for the vCPU, which may be halted or stopped by its VMM and then
- * processes no request: records are copied from the VMM's memory, and
+ * processes no request: callchains are copied from the VMM's memory, and
  * chain_tail is left for the vCPU's next entry to publish.
  */
 static void pvprof_vcpu_quiesce(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
@@ -531,7 +531,7 @@ void pvprof_sampling_changed(struct pvprof_vm *pvm)
  * @pvm: the VM
  * @want: filled with state, event, period and ustack_size
  *
- * A disabled VM asks for no user stack: records answering its last
+ * A disabled VM asks for no user stack: callchains answering its last
  * notices stay as small as they can.
  */
 void pvprof_published_want(const struct pvprof_vm *pvm, struct pvprof_published *want)
@@ -621,7 +621,7 @@ static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held
  *
  * Creates or releases the perf event, writes the pending notice, injects
- * the pvprof NMI through the gate, and drains posted records.
+ * the pvprof NMI through the gate, and drains posted callchains.
  */
 void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
 {
@@ -780,7 +780,7 @@ void __kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held
  *
  * Drains what the guest posted since the last entry, so a VMM that stops
- * running the vCPU does not leave records behind.
+ * running the vCPU does not leave callchains behind.
  */
 void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
 {
@@ -792,7 +792,7 @@ void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held
  * @pv: its state, lock held
  *
- * Drains the record ring once, counts a pending sample as
+ * Drains the callchain ring once, counts a pending sample as
  * PVPROF_LOSS_UNREGISTERED and the outstanding notices as unanswered, and
  * ends the registration.  No access to the buffer follows.
  */
