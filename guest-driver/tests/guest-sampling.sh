@@ -104,8 +104,8 @@ check insmod "insmod exited '$(fact insmod_status)'" [ "$(fact insmod_status)" =
 check enable "$(tr '\n' ' ' < "$outdir/enable.out" 2>/dev/null)" grep -qx 'enable_status 0' "$outdir/enable.out"
 check both-vcpus-registered "$(grep 'vCPUs:' "$outdir/status.out" 2>/dev/null)" \
 	grep -qE '^ *vCPUs: *2, 2 registered$' "$outdir/status.out"
-host_records=$(sed -n 's/^ *totals:.* records \([0-9]*\).*/\1/p' "$outdir/status.out")
-check host-accepts-records "host totals: $(grep 'totals:' "$outdir/status.out")" [ "${host_records:-0}" -gt 0 ]
+host_callchains=$(sed -n 's/^ *totals:.* callchains \([0-9]*\).*/\1/p' "$outdir/status.out")
+check host-accepts-callchains "host totals: $(grep 'totals:' "$outdir/status.out")" [ "${host_callchains:-0}" -gt 0 ]
 check host-rejects-none "$(grep -E '^ *invalid ' "$outdir/status.out")" \
 	grep -qE '^ *invalid +0$' "$outdir/status.out"
 # The driver's debugfs key "records" counts the callchains it posted.

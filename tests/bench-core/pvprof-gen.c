@@ -102,9 +102,9 @@ static void gen_sample(const struct in_sample *is, const uint64_t *frames,
 	uint32_t nr = is->nr_frames < PVPROF_MAX_DEPTH ? is->nr_frames : PVPROF_MAX_DEPTH;
 
 	g.time_ns = is->time;
-	gen_record(&g, is->pid, is->tid,
-		   PVPROF_CHAIN_F_USER | (nr < is->nr_frames ? PVPROF_CHAIN_F_TRUNCATED : 0),
-		   0, nr, frames);
+	gen_chain(&g, is->pid, is->tid,
+		  PVPROF_CHAIN_F_USER | (nr < is->nr_frames ? PVPROF_CHAIN_F_TRUNCATED : 0),
+		  0, nr, frames);
 	if (regs && !opt_fp) {
 		uint64_t uregs[PVPROF_UREG_NR];
 

@@ -69,13 +69,13 @@ static void gen_stack(const struct stack *s)
 	uint64_t frames[8];
 	uint16_t i;
 
-	/* Innermost first in a record. */
+	/* Innermost first in a callchain. */
 	for (i = 0; i < s->nr; i++) {
 		int fn = s->funcs[s->nr - 1 - i];
 
 		frames[i] = fn == UNNAMED ? FAR_START + 0x8 : MAP_START + syms[fn].addr;
 	}
-	gen_record(&g, s->pid, s->pid, PVPROF_CHAIN_F_USER, 0, s->nr, frames);
+	gen_chain(&g, s->pid, s->pid, PVPROF_CHAIN_F_USER, 0, s->nr, frames);
 	gen_callchain(&g, 0, frames[0], 0);
 }
 
