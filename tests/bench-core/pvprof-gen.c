@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench-core's recording writer: perf's samples (perf_samples.py's output)
- * as the pvprof host would have streamed them, one callchain record per
+ * as the pvprof host would have streamed them, one callchain entry per
  * sample through the core's encoder, with the sideband a guest agent would
  * have sent for the process: PROCESS, MMAP with the files' build-ids and
  * ELF addresses, ELF_SYMS and UNWIND from the agent's own encoders.  So
@@ -9,8 +9,8 @@
  * frames and the same stack bytes, read from the same files.
  *
  * usage: pvprof-gen [--fp] SAMPLES OUT
- *	--fp	records without their stack snapshot, as --call-graph fp
- *		(a dwarf-mode input then leaves each record its IP alone)
+ *	--fp	callchains without their stack snapshot, as --call-graph fp
+ *		(a dwarf-mode input then leaves each callchain its IP alone)
  *
  * Prints "samples N frames F snapshots S stream_bytes B".
  *
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 			}
 			gen_sample(&is, frames, regs, stack);
 		} else {
-			gen_die("an unknown or malformed record in the samples");
+			gen_die("an unknown or malformed item in the samples");
 		}
 		pos += 8 + ((plen + 7U) & ~7U);
 	}

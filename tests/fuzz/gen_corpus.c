@@ -3,7 +3,7 @@
  * Writes the fuzzers' seed corpus: well-formed inputs of every kind and a
  * few that break one rule each, so the fuzzers start next to every branch.
  *
- *   gen_corpus RECORD_DIR STREAM_DIR [UNWIND_DIR]
+ *   gen_corpus CALLCHAIN_DIR STREAM_DIR [UNWIND_DIR]
  *
  * The unwind seeds are real snapshots: unwind-test's fixture, built as
  * the Makefile builds it for fuzz_unwind, run once per case, takes its own
@@ -25,7 +25,7 @@
 #include "core/stream.h"
 #include "unwind_input.h"
 
-static const char *record_dir, *stream_dir;
+static const char *chain_dir, *stream_dir;
 
 static void write_file(const char *dir, const char *name, const void *buf, size_t len)
 {
@@ -40,9 +40,9 @@ static void write_file(const char *dir, const char *name, const void *buf, size_
 	}
 }
 
-/* Host state prefix, then the slot: see fuzz_record.c. */
-static void record_seed(const char *name, __u8 max_depth, __u16 answered, __u8 ahead,
-			const struct pvprof_callchain *rec, __u32 len)
+/* Host state prefix, then the slot: see fuzz_callchain.c. */
+static void chain_seed(const char *name, __u8 max_depth, __u16 answered, __u8 ahead,
+		       const struct pvprof_callchain *chain, __u32 len)
 {
 	static __u8 buf[4 + PVPROF_CHAIN_SLOTS(16384) * PVPROF_CHAIN_SLOT_SIZE];
 
@@ -50,75 +50,75 @@ static void record_seed(const char *name, __u8 max_depth, __u16 answered, __u8 a
 	buf[1] = answered & 0xff;
 	buf[2] = answered >> 8;
 	buf[3] = ahead;
-	memcpy(buf + 4, rec, len);
-	write_file(record_dir, name, buf, 4 + len);
+	memcpy(buf + 4, chain, len);
+	write_file(chain_dir, name, buf, 4 + len);
 }
 
-static void fill(struct pvprof_callchain *rec, __u64 seq, __u32 flags, __u32 nk, __u32 nu)
+static void fill(struct pvprof_callchain *chain, __u64 seq, __u32 flags, __u32 nk, __u32 nu)
 {
 	__u32 i;
 
-	pvprof_callchain_init(rec, seq, flags);
-	rec->pid = 1234;
-	rec->tid = 1235;
-	rec->time_ns = 1000000;
-	rec->nr_kernel = nk;
-	rec->nr_user = nu;
+	pvprof_callchain_init(chain, seq, flags);
+	chain->pid = 1234;
+	chain->tid = 1235;
+	chain->time_ns = 1000000;
+	chain->nr_kernel = nk;
+	chain->nr_user = nu;
 	for (i = 0; i < nk; i++)
-		pvprof_callchain_frames(rec)[i] = 0xffffffff81000000ULL + 0x40 * i;
+		pvprof_callchain_frames(chain)[i] = 0xffffffff81000000ULL + 0x40 * i;
 	for (; i < nk + nu; i++)
-		pvprof_callchain_frames(rec)[i] = 0x0000555555554000ULL + 0x40 * i;
-	pvprof_callchain_finish(rec, PVPROF_MAX_DEPTH);
+		pvprof_callchain_frames(chain)[i] = 0x0000555555554000ULL + 0x40 * i;
+	pvprof_callchain_finish(chain, PVPROF_MAX_DEPTH);
 }
 
-/* A syscall's record with 1500 bytes of user stack: two slots. */
+/* A syscall's callchain with 1500 bytes of user stack: two slots. */
 static void ustack_seed(void)
 {
 	static __u64 span[2 * PVPROF_CHAIN_SLOT_SIZE / 8];
-	struct pvprof_callchain *rec = (struct pvprof_callchain *)span;
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)span;
 	struct pvprof_ustack *us;
 	__u32 i;
 
-	fill(rec, 11, 0, 2, 2);
-	us = pvprof_callchain_ustack(rec);
-	us->regs[PVPROF_UREG_IP] = pvprof_callchain_frame(rec, 2);
+	fill(chain, 11, 0, 2, 2);
+	us = pvprof_callchain_ustack(chain);
+	us->regs[PVPROF_UREG_IP] = pvprof_callchain_frame(chain, 2);
 	us->regs[PVPROF_UREG_SP] = 0x00007ffffffde000ULL;
 	us->size = 1500;
 	for (i = 0; i < us->size; i++)
 		pvprof_ustack_data(us)[i] = (__u8)i;
-	rec->flags |= PVPROF_CHAIN_F_USTACK;
-	rec->size = pvprof_callchain_ustack_bytes(4, us->size);
+	chain->flags |= PVPROF_CHAIN_F_USTACK;
+	chain->size = pvprof_callchain_ustack_bytes(4, us->size);
 	/* Top bit of the first byte: the host asks for 8192 bytes. */
-	record_seed("ustack_two_slots", 0x80, 10, 1, rec, sizeof(span));
+	chain_seed("ustack_two_slots", 0x80, 10, 1, chain, sizeof(span));
 }
 
-static void records(void)
+static void callchains(void)
 {
 	__u64 slot[PVPROF_CHAIN_SLOT_SIZE / 8];
-	struct pvprof_callchain *rec = (struct pvprof_callchain *)slot;
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)slot;
 
-	fill(rec, 11, 0, 6, 4);
-	record_seed("kernel_syscall", 0, 10, 3, rec, rec->size);
-	fill(rec, 11, PVPROF_CHAIN_F_USER, 0, 8);
-	record_seed("user", 32, 10, 1, rec, rec->size);
-	fill(rec, 300, PVPROF_CHAIN_F_KTHREAD | PVPROF_CHAIN_F_TRUNCATED, 3, 0);
-	record_seed("kthread_whole_slot", 0, 299, 5, rec, sizeof(slot));
-	fill(rec, 11, PVPROF_CHAIN_F_STALE, 0, 0);
-	record_seed("stale", 0, 10, 2, rec, rec->size);
-	fill(rec, 11, PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_COMPAT, 0, PVPROF_MAX_DEPTH);
-	record_seed("user_max_depth", 0, 10, 1, rec, rec->size);
-	fill(rec, 11, 0, 4, 0);
-	record_seed("too_deep", 3, 10, 1, rec, rec->size);
-	fill(rec, 10, 0, 1, 0);
-	record_seed("seq_old", 0, 10, 1, rec, rec->size);
-	fill(rec, 12, 0, 1, 0);
-	record_seed("seq_future", 0, 10, 1, rec, rec->size);
-	fill(rec, 11, 0, 2, 2);
-	pvprof_callchain_frames(rec)[3] = 0xffff800000000000ULL;
-	record_seed("user_frame_range", 0, 10, 1, rec, rec->size);
-	fill(rec, 11, 0, 2, 0);
-	rec->size += 8;
-	record_seed("size_mismatch", 0, 10, 1, rec, rec->size);
+	fill(chain, 11, 0, 6, 4);
+	chain_seed("kernel_syscall", 0, 10, 3, chain, chain->size);
+	fill(chain, 11, PVPROF_CHAIN_F_USER, 0, 8);
+	chain_seed("user", 32, 10, 1, chain, chain->size);
+	fill(chain, 300, PVPROF_CHAIN_F_KTHREAD | PVPROF_CHAIN_F_TRUNCATED, 3, 0);
+	chain_seed("kthread_whole_slot", 0, 299, 5, chain, sizeof(slot));
+	fill(chain, 11, PVPROF_CHAIN_F_STALE, 0, 0);
+	chain_seed("stale", 0, 10, 2, chain, chain->size);
+	fill(chain, 11, PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_COMPAT, 0, PVPROF_MAX_DEPTH);
+	chain_seed("user_max_depth", 0, 10, 1, chain, chain->size);
+	fill(chain, 11, 0, 4, 0);
+	chain_seed("too_deep", 3, 10, 1, chain, chain->size);
+	fill(chain, 10, 0, 1, 0);
+	chain_seed("seq_old", 0, 10, 1, chain, chain->size);
+	fill(chain, 12, 0, 1, 0);
+	chain_seed("seq_future", 0, 10, 1, chain, chain->size);
+	fill(chain, 11, 0, 2, 2);
+	pvprof_callchain_frames(chain)[3] = 0xffff800000000000ULL;
+	chain_seed("user_frame_range", 0, 10, 1, chain, chain->size);
+	fill(chain, 11, 0, 2, 0);
+	chain->size += 8;
+	chain_seed("size_mismatch", 0, 10, 1, chain, chain->size);
 	ustack_seed();
 }
 
@@ -504,12 +504,12 @@ static void unwind_seeds(void)
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: %s RECORD_DIR STREAM_DIR [UNWIND_DIR]\n", argv[0]);
+		fprintf(stderr, "usage: %s CALLCHAIN_DIR STREAM_DIR [UNWIND_DIR]\n", argv[0]);
 		return 2;
 	}
-	record_dir = argv[1];
+	chain_dir = argv[1];
 	stream_dir = argv[2];
-	records();
+	callchains();
 	streams();
 	if (argc == 4) {
 		unwind_dir = argv[3];

@@ -3,7 +3,7 @@
  * Smoke test of the control plane's checks (spec pvprof-ctl and
  * spec pvprof-exposure): the error of every common check, ENABLE's argument
  * checks, exposure seen from the guest's PROBE, the capability check as an
- * unprivileged user, and a stream read into a buffer too small for a record.
+ * unprivileged user, and a stream read into a buffer too small for an entry.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -84,7 +84,7 @@ static bool samples_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
 	return vs->samples >= n;
 }
 
-static bool records_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
+static bool callchains_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
 {
 	return vs->callchains >= n;
 }
@@ -130,8 +130,8 @@ static void test_silent_guest_gets_few_nmis(void)
 
 	/* The guest reads again: the next probe NMI is answered, then all. */
 	guest_var(vm, g_answer) = 1;
-	run_ticks(vm, vcpu, records_reach, silent.callchains + 50, &vs);
-	fprintf(stderr, "# measured: answering again: %llu more samples, %llu more NMIs, %llu records\n",
+	run_ticks(vm, vcpu, callchains_reach, silent.callchains + 50, &vs);
+	fprintf(stderr, "# measured: answering again: %llu more samples, %llu more NMIs, %llu callchains\n",
 		(unsigned long long)(vs.samples - silent.samples),
 		(unsigned long long)(vs.nmis - silent.nmis),
 		(unsigned long long)vs.callchains);

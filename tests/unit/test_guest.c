@@ -245,12 +245,12 @@ START_TEST(guest_nmi_nested_delivery_claimed_early)
 }
 END_TEST
 
-START_TEST(guest_nmi_record_ring_full)
+START_TEST(guest_nmi_chain_ring_full)
 {
 	struct pvprof_nmi_result res;
 	int i;
 
-	setup(8192);		/* 4 record slots */
+	setup(8192);		/* 4 callchain slots */
 	for (i = 0; i < 6; i++)
 		ck_assert(sim_put_notice(&v, KADDR(i), 0));
 	deliver_pvprof_nmi();
@@ -262,7 +262,7 @@ START_TEST(guest_nmi_record_ring_full)
 	ck_assert_uint_eq(res.stale, 3);
 	ck_assert_uint_eq(h()->guest_errors, 2);
 	ck_assert_uint_eq(h()->chain_head, 4);
-	/* Full record ring, host not drained: the next notice is dropped too. */
+	/* Full callchain ring, host not drained: the next notice is dropped too. */
 	ck_assert(sim_put_notice(&v, KADDR(7), 0));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
@@ -281,7 +281,7 @@ START_TEST(guest_nmi_record_ring_full)
 }
 END_TEST
 
-START_TEST(guest_nmi_bad_record_tail)
+START_TEST(guest_nmi_bad_chain_tail)
 {
 	struct pvprof_nmi_result res;
 
@@ -339,13 +339,13 @@ END_TEST
 #define FAKE_STACK	3000
 #define FAKE_SP		UADDR(0x8000)
 
-static int fake_ustack(void *ctx, const struct pvprof_callchain *rec, __u64 *regs,
+static int fake_ustack(void *ctx, const struct pvprof_callchain *chain, __u64 *regs,
 		       __u8 *data, __u32 max)
 {
 	__u32 i, n = max < FAKE_STACK ? max : FAKE_STACK;
 
 	(void)ctx;
-	regs[PVPROF_UREG_IP] = pvprof_callchain_frame(rec, rec->nr_kernel);
+	regs[PVPROF_UREG_IP] = pvprof_callchain_frame(chain, chain->nr_kernel);
 	regs[PVPROF_UREG_SP] = FAKE_SP;
 	regs[PVPROF_UREG_BP] = 0xb0;
 	for (i = 0; i < n; i++)
@@ -354,7 +354,7 @@ static int fake_ustack(void *ctx, const struct pvprof_callchain *rec, __u64 *reg
 }
 
 /*
- * Records with snapshots span slots and wrap at the ring's end; the host
+ * Callchains with snapshots span slots and wrap at the ring's end; the host
  * copies each once and streams it whole (spec pvprof-callchain-drain and
  * spec pvprof-ustack).
  */
@@ -368,7 +368,7 @@ START_TEST(guest_ustack_spans_wrap_and_stream)
 	struct pvprof_st_view sv;
 	__u32 round, i, snapshots = 0;
 
-	setup(16384);			/* 12 slots; a record takes 4 */
+	setup(16384);			/* 12 slots; a callchain takes 4 */
 	v.want.ustack_size = 4096;	/* the VM asks for snapshots */
 	ck_assert_uint_eq(sim_host_drain(&v), 0);
 	ck_assert_uint_eq(h()->ustack_size, 4096);
@@ -399,7 +399,7 @@ START_TEST(guest_ustack_spans_wrap_and_stream)
 	}
 	ck_assert_uint_eq(snapshots, 10);
 
-	/* A host that stops asking gets plain one-slot records again. */
+	/* A host that stops asking gets plain one-slot callchains again. */
 	v.want.ustack_size = 0;
 	ck_assert_uint_eq(sim_host_drain(&v), 0);
 	ck_assert_uint_eq(h()->ustack_size, 0);
@@ -422,8 +422,8 @@ Suite *guest_suite(void)
 	PVPROF_ADD_TEST(s, guest_nmi_foreign_first_answers_without_claiming);
 	PVPROF_ADD_TEST(s, guest_nmi_claim_across_reregistration);
 	PVPROF_ADD_TEST(s, guest_nmi_nested_delivery_claimed_early);
-	PVPROF_ADD_TEST(s, guest_nmi_record_ring_full);
-	PVPROF_ADD_TEST(s, guest_nmi_bad_record_tail);
+	PVPROF_ADD_TEST(s, guest_nmi_chain_ring_full);
+	PVPROF_ADD_TEST(s, guest_nmi_bad_chain_tail);
 	PVPROF_ADD_TEST(s, guest_capture_clamped_to_max_depth);
 	PVPROF_ADD_TEST(s, guest_reboot_zeroes_buffer);
 	PVPROF_ADD_TEST(s, guest_ustack_spans_wrap_and_stream);

@@ -46,9 +46,9 @@ static enum pvprof_reject answer(__u64 seq, __u32 flags)
 
 	if (flags & PVPROF_CHAIN_F_STALE) {
 		memset(&slot, 0, sizeof(slot));
-		pvprof_callchain_init(&slot.rec, seq, PVPROF_CHAIN_F_STALE);
+		pvprof_callchain_init(&slot.chain, seq, PVPROF_CHAIN_F_STALE);
 	} else {
-		test_kernel_record(&slot, seq, 3, 2);
+		test_kernel_chain(&slot, seq, 3, 2);
 	}
 	return pvprof_host_callchain(&ring, &acct, &slot, sizeof(slot));
 }
@@ -293,9 +293,9 @@ START_TEST(host_nmi_gate_one_owed)
 }
 END_TEST
 
-START_TEST(host_records_bad_index)
+START_TEST(host_chains_bad_index)
 {
-	setup(8192);		/* 4 record slots */
+	setup(8192);		/* 4 callchain slots */
 	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, 0), 0);
 	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, 4), 4);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_BAD_INDEX], 0);
@@ -307,7 +307,7 @@ START_TEST(host_records_bad_index)
 }
 END_TEST
 
-START_TEST(host_record_outcomes)
+START_TEST(host_callchain_outcomes)
 {
 	__u32 i;
 
@@ -331,22 +331,22 @@ START_TEST(host_record_outcomes)
 }
 END_TEST
 
-START_TEST(host_rejected_record_resolves_oldest)
+START_TEST(host_rejected_callchain_resolves_oldest)
 {
 	struct test_slot slot;
 
 	setup(8192);
 	ck_assert(sample(0));
 	ck_assert(sample(0));
-	test_kernel_record(&slot, 2, 1, 0);
-	slot.rec.reserved0 = 1;
+	test_kernel_chain(&slot, 2, 1, 0);
+	slot.chain.reserved0 = 1;
 	ck_assert_int_eq(pvprof_host_callchain(&ring, &acct, &slot, sizeof(slot)),
 			 PVPROF_REJ_RESERVED);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_INVALID], 1);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_RESERVED], 1);
 	ck_assert_uint_eq(ring.resolved_seq, 1);
 	assert_balanced();
-	/* A rejected record with nothing outstanding resolves nothing. */
+	/* A rejected callchain with nothing outstanding resolves nothing. */
 	ck_assert_int_eq(answer(2, 0), PVPROF_REJ_NONE);
 	ck_assert_int_eq(answer(2, 0), PVPROF_REJ_SEQ_OLD);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_INVALID], 1);
@@ -405,7 +405,7 @@ START_TEST(host_history_bounds_unresolved)
 {
 	__u32 i;
 
-	/* A guest that consumes notices but never posts a record. */
+	/* A guest that consumes notices but never posts a callchain. */
 	setup(8192);
 	for (i = 0; i < 3 * PVPROF_HOST_HISTORY; i++) {
 		ck_assert(sample(ring.notice_head));
@@ -471,9 +471,9 @@ Suite *host_suite(void)
 	PVPROF_ADD_TEST(s, host_nmi_window_only_for_a_handler);
 	PVPROF_ADD_TEST(s, host_nmi_gate_one_owed);
 	PVPROF_ADD_TEST(s, host_nmi_gate_withholds_from_silent_guest);
-	PVPROF_ADD_TEST(s, host_records_bad_index);
-	PVPROF_ADD_TEST(s, host_record_outcomes);
-	PVPROF_ADD_TEST(s, host_rejected_record_resolves_oldest);
+	PVPROF_ADD_TEST(s, host_chains_bad_index);
+	PVPROF_ADD_TEST(s, host_callchain_outcomes);
+	PVPROF_ADD_TEST(s, host_rejected_callchain_resolves_oldest);
 	PVPROF_ADD_TEST(s, host_unregister_counts_unanswered);
 	PVPROF_ADD_TEST(s, host_indices_stop_before_2_63);
 	PVPROF_ADD_TEST(s, host_history_bounds_unresolved);

@@ -29,7 +29,7 @@ START_TEST(layout_buf_header)
 }
 END_TEST
 
-START_TEST(layout_notice_record_sideband)
+START_TEST(layout_notice_callchain_sideband)
 {
 	struct test_slot slot;
 
@@ -43,7 +43,7 @@ START_TEST(layout_notice_record_sideband)
 	ck_assert_uint_eq(offsetof(struct pvprof_callchain, flags), 28);
 	ck_assert_uint_eq(offsetof(struct pvprof_callchain, size), 32);
 	/* The frames follow the fixed part. */
-	ck_assert_uint_eq((__u8 *)pvprof_callchain_frames(&slot.rec) - (__u8 *)&slot.rec, 40);
+	ck_assert_uint_eq((__u8 *)pvprof_callchain_frames(&slot.chain) - (__u8 *)&slot.chain, 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_sideband_hdr), 16);
 	ck_assert_uint_eq(offsetof(struct pvprof_sideband_hdr, size), 4);
 	ck_assert_uint_eq(PVPROF_NOTICE_OFFSET + PVPROF_NOTICE_SLOTS * PVPROF_NOTICE_SIZE,
@@ -65,7 +65,7 @@ START_TEST(layout_stream_and_ctl)
 	ck_assert_uint_eq(sizeof(struct pvprof_ctl_expose), 16);
 	ck_assert_uint_eq(sizeof(struct pvprof_vcpu_status), 56 + 8 * PVPROF_LOSS_NR);
 	ck_assert_uint_eq(sizeof(struct pvprof_ctl_status), 56 + 8 * PVPROF_LOSS_NR);
-	/* Every stream record is a multiple of the stream alignment. */
+	/* Every stream entry is a multiple of the stream alignment. */
 	ck_assert_uint_eq(sizeof(struct pvprof_st_callchain) % PVPROF_STREAM_ALIGN, 0);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_hello) % PVPROF_STREAM_ALIGN, 0);
 }
@@ -128,7 +128,7 @@ START_TEST(layout_geometry_illegal_sizes)
 }
 END_TEST
 
-START_TEST(layout_deepest_record_fits)
+START_TEST(layout_deepest_callchain_fits)
 {
 	ck_assert_uint_eq(pvprof_callchain_bytes(PVPROF_MAX_DEPTH), 40 + 8 * 120);
 	ck_assert_uint_le(pvprof_callchain_bytes(PVPROF_MAX_DEPTH), PVPROF_CHAIN_SLOT_SIZE);
@@ -144,10 +144,10 @@ Suite *layout_suite(void)
 	Suite *s = suite_create("layout");
 
 	PVPROF_ADD_TEST(s, layout_buf_header);
-	PVPROF_ADD_TEST(s, layout_notice_record_sideband);
+	PVPROF_ADD_TEST(s, layout_notice_callchain_sideband);
 	PVPROF_ADD_TEST(s, layout_stream_and_ctl);
 	PVPROF_ADD_TEST(s, layout_geometry_every_legal_size);
 	PVPROF_ADD_TEST(s, layout_geometry_illegal_sizes);
-	PVPROF_ADD_TEST(s, layout_deepest_record_fits);
+	PVPROF_ADD_TEST(s, layout_deepest_callchain_fits);
 	return s;
 }

@@ -92,11 +92,11 @@ START_TEST(ring_offsets_in_bounds)
 }
 END_TEST
 
-START_TEST(ring_record_slots_distinct_in_window)
+START_TEST(ring_chain_slots_distinct_in_window)
 {
 	/*
 	 * Any window of chain_slots consecutive indices below the wrap uses
-	 * every slot once: a full ring never maps two live records together.
+	 * every slot once: a full ring never maps two live callchains together.
 	 */
 	__u64 size;
 
@@ -171,7 +171,7 @@ Suite *ring_suite(void)
 	PVPROF_ADD_TEST(s, ring_wrap_at_2pow64);
 	PVPROF_ADD_TEST(s, ring_index_before);
 	PVPROF_ADD_TEST(s, ring_offsets_in_bounds);
-	PVPROF_ADD_TEST(s, ring_record_slots_distinct_in_window);
+	PVPROF_ADD_TEST(s, ring_chain_slots_distinct_in_window);
 	PVPROF_ADD_TEST(s, notice_encode_fields);
 	PVPROF_ADD_TEST(s, notice_check_states);
 	return s;

@@ -147,7 +147,7 @@ echo "== record a VM enabled before (the stream exists: the reader comes first)"
 run -- record -d 3 -o "$tmp/second.data" "$gpid"
 if [ "$rc" = 0 ]; then pass "record again"; else fail "record again" "exit $rc: ${err:0:300}"; fi
 report_of "report: the second recording" "$tmp/second.data"
-grep -E '^# (records|losses|sideband|samples shown|host counters)' "$tmp/report.txt" | sed 's/^# /measured: /'
+grep -E '^# (stream entries|losses|sideband|samples shown|host counters)' "$tmp/report.txt" | sed 's/^# /measured: /'
 check_py "sideband: one round of the guest's messages (KERNEL, KSYMS, PROCESS), none rejected" \
 	'assert r["sideband"] == 3 and r["rejected"] == 0, (r["sideband"], r["rejected"])'
 # The reader opens before ENABLE and the start snapshot follows ENABLE: what

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the host's validation of a guest-written record slot.
+ * libFuzzer target: the host's validation of a guest-written callchain slot.
  *
  * Input: 4 bytes of host state (max_depth in the low 7 bits and "asks for
  * 8192 bytes of user stack" in the top one, answered seq, notices written
  * beyond it), then the bytes the host copied from the slot or, for a
- * record with a stack snapshot, from the slots it spans.  The copy is
+ * callchain with a stack snapshot, from the slots it spans.  The copy is
  * handed over in a buffer of exactly that length, so AddressSanitizer
  * catches any read past it.  Whatever the validator accepts must keep the
  * books balanced and survive a stream round trip unchanged.
@@ -19,39 +19,39 @@
 
 #define FUZZ_CHECK(cond)	do { if (!(cond)) abort(); } while (0)
 
-static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof_callchain *rec)
+static void check_accepted(const struct pvprof_host_ring *r, const struct pvprof_callchain *chain)
 {
 	static __u8 st[PVPROF_STREAM_MAX_ENTRY];
-	const struct pvprof_notice_facts *f = pvprof_host_notice_facts(r, rec->seq);
-	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user, i, len;
+	const struct pvprof_notice_facts *f = pvprof_host_notice_facts(r, chain->seq);
+	__u32 nr = (__u32)chain->nr_kernel + chain->nr_user, i, len;
 	struct pvprof_st_view v;
 
-	if (rec->flags & PVPROF_CHAIN_F_USTACK) {
-		const struct pvprof_ustack *us = (const void *)((const __u8 *)rec +
+	if (chain->flags & PVPROF_CHAIN_F_USTACK) {
+		const struct pvprof_ustack *us = (const void *)((const __u8 *)chain +
 								pvprof_callchain_bytes(nr));
 
 		FUZZ_CHECK(r->ustack_size && us->size <= r->ustack_size);
-		FUZZ_CHECK(rec->size == pvprof_callchain_ustack_bytes(nr, us->size));
-		FUZZ_CHECK(rec->nr_user &&
-			   us->regs[PVPROF_UREG_IP] == pvprof_callchain_frame(rec, rec->nr_kernel));
+		FUZZ_CHECK(chain->size == pvprof_callchain_ustack_bytes(nr, us->size));
+		FUZZ_CHECK(chain->nr_user &&
+			   us->regs[PVPROF_UREG_IP] == pvprof_callchain_frame(chain, chain->nr_kernel));
 	} else {
-		FUZZ_CHECK(rec->size == 40 + 8 * nr);
+		FUZZ_CHECK(chain->size == 40 + 8 * nr);
 	}
 	FUZZ_CHECK(nr <= r->max_depth);
-	FUZZ_CHECK(rec->seq == r->resolved_seq && rec->seq <= r->notice_head);
+	FUZZ_CHECK(chain->seq == r->resolved_seq && chain->seq <= r->notice_head);
 	for (i = 0; i < nr; i++)
-		FUZZ_CHECK(i < rec->nr_kernel ? pvprof_callchain_frame(rec, i) >= PVPROF_KERNEL_HALF_START :
-			   pvprof_callchain_frame(rec, i) < PVPROF_USER_HALF_END);
+		FUZZ_CHECK(i < chain->nr_kernel ? pvprof_callchain_frame(chain, i) >= PVPROF_KERNEL_HALF_START :
+			   pvprof_callchain_frame(chain, i) < PVPROF_USER_HALF_END);
 
-	len = pvprof_st_put_callchain(st, sizeof(st), 1, 2, f, rec);
-	FUZZ_CHECK(len == sizeof(struct pvprof_st_callchain) - sizeof(*rec) + rec->size);
+	len = pvprof_st_put_callchain(st, sizeof(st), 1, 2, f, chain);
+	FUZZ_CHECK(len == sizeof(struct pvprof_st_callchain) - sizeof(*chain) + chain->size);
 	FUZZ_CHECK(pvprof_st_decode(st, len, &v) == PVPROF_ST_OK);
 	FUZZ_CHECK(v.nr_frames == nr);
-	FUZZ_CHECK(!memcmp(v.raw + sizeof(struct pvprof_st_callchain) - sizeof(*rec), rec,
-			   rec->size));
-	FUZZ_CHECK(!v.ustack_data == !(rec->flags & PVPROF_CHAIN_F_USTACK));
+	FUZZ_CHECK(!memcmp(v.raw + sizeof(struct pvprof_st_callchain) - sizeof(*chain), chain,
+			   chain->size));
+	FUZZ_CHECK(!v.ustack_data == !(chain->flags & PVPROF_CHAIN_F_USTACK));
 	for (i = 0; i < nr; i++)
-		FUZZ_CHECK(pvprof_st_frame(&v, i) == pvprof_callchain_frame(rec, i));
+		FUZZ_CHECK(pvprof_st_frame(&v, i) == pvprof_callchain_frame(chain, i));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
