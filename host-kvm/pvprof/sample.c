@@ -404,7 +404,7 @@ static bool pvprof_op_open_nmi_window(void *ctx)
 }
 
 static bool pvprof_op_emit(void *ctx, const struct pvprof_notice_facts *facts,
-			   const struct pvprof_callchain *rec, u32 slots)
+			   const struct pvprof_callchain *chain, u32 slots)
 {
 	struct pvprof_vcpu *pv = ctx;
 	struct pvprof_stream *st = READ_ONCE(pv->pvm->stream);
@@ -415,7 +415,7 @@ static bool pvprof_op_emit(void *ctx, const struct pvprof_notice_facts *facts,
 		out = pv->span_stream;
 		cap = PVPROF_SPAN_STREAM_SIZE;
 	}
-	len = pvprof_st_put_callchain(out, cap, pv->vcpu_id, ktime_get_ns(), facts, rec);
+	len = pvprof_st_put_callchain(out, cap, pv->vcpu_id, ktime_get_ns(), facts, chain);
 	return st && len && pvprof_stream_append(st, pv, out, len);
 }
 

@@ -631,7 +631,7 @@ int recording_parse(struct recording *r, const void *data, size_t len,
 }
 
 /**
- * recording_load() - open a recording file and check it
+ * recording_load() - open a recording (a file) and check it
  * @r: the recording
  * @path: file name, which must outlive @r
  * @err: the problem on failure (the caller names the file)
@@ -673,7 +673,7 @@ fail:
 }
 
 /**
- * recording_for_each() - call @fn for every stream record, in file order
+ * recording_for_each() - call @fn for every stream entry, in file order
  * @r: a recording recording_parse() or recording_load() accepted
  * @fn: the callback; a nonzero return stops the walk
  * @ctx: passed to @fn

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: kvm-pvprof's recording reader and every report writer.
  *
- * The input is a recording file.  The reader must accept it or refuse it
+ * The input is a recording.  The reader must accept it or refuse it
  * with a message that names an offset, never read outside it.  An accepted
  * recording goes through every writer (header, the top table by self and
  * by every key, the call graph in both orders, the per-vCPU table, folded

@@ -126,7 +126,7 @@ static void streams(void)
 {
 	static __u8 buf[65536];
 	__u64 slot[PVPROF_CHAIN_SLOT_SIZE / 8];
-	struct pvprof_callchain *rec = (struct pvprof_callchain *)slot;
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)slot;
 	struct pvprof_notice_facts f = { .ip = 0xffffffff81000000ULL, .guest_tsc = 5,
 					 .event = PVPROF_EVENT_CPU_CLOCK };
 	__u8 msg[16 + 29];
@@ -144,10 +144,10 @@ static void streams(void)
 	write_file(stream_dir, "hello", buf, len);
 	len += pvprof_st_put_vcpu(buf + len, sizeof(buf) - len, 0, 2,
 				  PVPROF_VCPU_REGISTERED, 16384, 0x12340000);
-	fill(rec, 1, 0, 5, 3);
-	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 0, 3, &f, rec);
-	fill(rec, 2, PVPROF_CHAIN_F_USER, 0, 7);
-	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 1, 4, &f, rec);
+	fill(chain, 1, 0, 5, 3);
+	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 0, 3, &f, chain);
+	fill(chain, 2, PVPROF_CHAIN_F_USER, 0, 7);
+	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 1, 4, &f, chain);
 	for (i = 0; i < PVPROF_LOSS_NR; i += 3)
 		len += pvprof_st_put_loss(buf + len, sizeof(buf) - len, 0, 5, i, i + 1);
 	len += pvprof_st_put_sideband(buf + len, sizeof(buf) - len, 1, 6, msg, sizeof(msg));
@@ -164,8 +164,8 @@ static void streams(void)
 
 	/* The deepest callchain, cut one byte short. */
 	one = pvprof_st_put_hello(buf, sizeof(buf), 1, 1);
-	fill(rec, 9, 0, 60, 60);
-	len = one + pvprof_st_put_callchain(buf + one, sizeof(buf) - one, 0, 3, &f, rec);
+	fill(chain, 9, 0, 60, 60);
+	len = one + pvprof_st_put_callchain(buf + one, sizeof(buf) - one, 0, 3, &f, chain);
 	write_file(stream_dir, "deep_truncated", buf, len - 1);
 }
 

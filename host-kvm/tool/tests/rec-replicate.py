@@ -118,12 +118,12 @@ def main():
                 continue
             for copy in range(1, copies):
                 chunk = bytearray()
-                for time_ns, rec in samples:
-                    if len(chunk) + len(rec) > MAX_SECTION:
+                for time_ns, entry in samples:
+                    if len(chunk) + len(entry) > MAX_SECTION:
                         w.section(SEC_STREAM, bytes(chunk))
                         chunk = bytearray()
                     start = len(chunk)
-                    chunk += rec
+                    chunk += entry
                     struct.pack_into("<Q", chunk, start + 16, time_ns + copy * span)
                 if chunk:
                     w.section(SEC_STREAM, bytes(chunk))
