@@ -27,7 +27,7 @@
 #   make check-unwind user stacks of gcc -O2 -fomit-frame-pointer code in a
 #                   guest, unwound with DWARF CFI, and the guest's perf (tests/unwind; ~6 min)
 #   make bench      pvprof against host perf's IP-only sampling (tests/bench)
-#   make bench-core native, no VM: the host's record path and kvm-pvprof report/script
+#   make bench-core native, no VM: the host's callchain path and kvm-pvprof report/script
 #                   per sample against perf on the same samples (tests/bench-core; REPS=n)
 #
 # Every suite ends with a line "N passed, N failed" and leaves its counts in

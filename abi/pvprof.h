@@ -4,7 +4,7 @@
  *
  * The guest registers one shared buffer per vCPU with the PVPROF hypercall.
  * The host writes overflow notices into it and injects an NMI; the guest
- * answers each notice with a callchain record in the same buffer.  The
+ * answers each notice with a callchain in the same buffer.  The
  * normative description is spec/pvprof.rst; this header is the single source
  * of truth for numbers and layouts and must change together with it.
  *
@@ -60,7 +60,7 @@
 #define PVPROF_FEAT_HW_EVENTS		(1U << 1)	/* host PMU events */
 #define PVPROF_FEAT_SIDEBAND		(1U << 2)	/* PVPROF_OP_SIDEBAND */
 #define PVPROF_FEAT_NMI_DELIVERED	(1U << 3)	/* header nmi_delivered */
-#define PVPROF_FEAT_USER_STACK		(1U << 4)	/* header ustack_size, records with a pvprof_ustack */
+#define PVPROF_FEAT_USER_STACK		(1U << 4)	/* header ustack_size, callchains with a pvprof_ustack */
 #define PVPROF_FEAT_ALL			(PVPROF_FEAT_CPU_CLOCK | \
 					 PVPROF_FEAT_HW_EVENTS | \
 					 PVPROF_FEAT_SIDEBAND | \
@@ -102,7 +102,7 @@
  *
  *   [0, 2048)            struct pvprof_buf_header
  *   [2048, 4096)         notice ring: PVPROF_NOTICE_SLOTS x pvprof_notice
- *   [4096, S)            record ring: PVPROF_RECORD_SLOTS(S) x 1024 bytes
+ *   [4096, S)            callchain ring: PVPROF_CHAIN_SLOTS(S) x 1024 bytes
  *
  * Both sides derive the geometry from S; neither reads it back from the
  * shared header.
@@ -111,16 +111,16 @@
 #define PVPROF_NOTICE_OFFSET		2048U
 #define PVPROF_NOTICE_SIZE		64U
 #define PVPROF_NOTICE_SLOTS		32U
-#define PVPROF_RECORD_OFFSET		4096U
-#define PVPROF_RECORD_SLOT_SIZE		1024U
-#define PVPROF_RECORD_SLOTS(size)	(((size) - PVPROF_RECORD_OFFSET) / \
-					 PVPROF_RECORD_SLOT_SIZE)
+#define PVPROF_CHAIN_OFFSET		4096U
+#define PVPROF_CHAIN_SLOT_SIZE		1024U
+#define PVPROF_CHAIN_SLOTS(size)	(((size) - PVPROF_CHAIN_OFFSET) / \
+					 PVPROF_CHAIN_SLOT_SIZE)
 /*
- * Slots a record of rec_size bytes occupies: consecutive, wrapping at the
- * ring's end.  Only a record with a pvprof_ustack is larger than one slot.
+ * Slots a callchain of size bytes occupies: consecutive, wrapping at the
+ * ring's end.  Only a callchain with a pvprof_ustack is larger than one slot.
  */
-#define PVPROF_RECORD_SPAN(rec_size)	(((rec_size) + PVPROF_RECORD_SLOT_SIZE - 1) / \
-					 PVPROF_RECORD_SLOT_SIZE)
+#define PVPROF_CHAIN_SPAN(size)		(((size) + PVPROF_CHAIN_SLOT_SIZE - 1) / \
+					 PVPROF_CHAIN_SLOT_SIZE)
 
 /* Sampling state the host publishes in the header (active). */
 #define PVPROF_STATE_ACTIVE		(1U << 0)
@@ -146,7 +146,7 @@ struct pvprof_buf_header {
 	__u16 header_size;		/* PVPROF_HEADER_SIZE */
 	__u64 cookie;			/* host-chosen, nonzero, per registration */
 	__u32 size;			/* buffer size in bytes, as registered */
-	__u32 max_depth;		/* frames per record the host accepts */
+	__u32 max_depth;		/* frames per callchain the host accepts */
 	__u8  reserved0[40];
 
 	/* line 1: host-written */
@@ -154,20 +154,20 @@ struct pvprof_buf_header {
 	__u32 event;			/* PVPROF_EVENT_* */
 	__u64 period;			/* ns for cpu-clock, events otherwise */
 	__u64 notice_head;		/* notices written (release) */
-	__u64 record_tail;		/* record slots consumed (release) */
+	__u64 chain_tail;		/* callchain slots consumed (release) */
 	__u64 nmi_head;			/* notice_head when the last pvprof NMI was injected */
 	__u64 nmi_delivered;		/* NMI deliveries that are pvprof's */
-	__u32 ustack_size;		/* user stack bytes asked per record, 0 = none */
+	__u32 ustack_size;		/* user stack bytes asked per callchain, 0 = none */
 	__u8  reserved1[12];
 
 	/* line 2: guest-written */
 	__u64 notice_tail;		/* notices consumed (release) */
-	__u64 record_head;		/* record slots posted (release) */
+	__u64 chain_head;		/* callchain slots posted (release) */
 	__u8  reserved2[48];
 
 	/* line 3: guest statistics (advisory, untrusted) */
 	__u64 guest_nmis_claimed;
-	__u64 guest_records;
+	__u64 guest_callchains;
 	__u64 guest_stale;
 	__u64 guest_errors;
 	__u8  reserved3[32];
@@ -195,36 +195,36 @@ struct pvprof_notice {
 	__u64 reserved1[2];
 };
 
-#define PVPROF_MAX_DEPTH		120	/* kernel + user frames per record */
+#define PVPROF_MAX_DEPTH		120	/* kernel + user frames per callchain */
 
-/* Record flags. */
-#define PVPROF_REC_F_USER		(1U << 0)	/* interrupted context was user mode */
-#define PVPROF_REC_F_TRUNCATED		(1U << 1)	/* a stack ended early (depth, bad fp) */
-#define PVPROF_REC_F_SKEWED		(1U << 2)	/* interrupted IP != notice IP */
-#define PVPROF_REC_F_STALE		(1U << 3)	/* notice answered without a stack */
-#define PVPROF_REC_F_KTHREAD		(1U << 4)	/* kernel thread or idle: no user stack */
-#define PVPROF_REC_F_COMPAT		(1U << 5)	/* 32-bit user task */
-#define PVPROF_REC_F_USTACK		(1U << 6)	/* a pvprof_ustack follows the frames */
-#define PVPROF_REC_F_ALL		((1U << 7) - 1)
+/* Callchain flags. */
+#define PVPROF_CHAIN_F_USER		(1U << 0)	/* interrupted context was user mode */
+#define PVPROF_CHAIN_F_TRUNCATED	(1U << 1)	/* a stack ended early (depth, bad fp) */
+#define PVPROF_CHAIN_F_SKEWED		(1U << 2)	/* interrupted IP != notice IP */
+#define PVPROF_CHAIN_F_STALE		(1U << 3)	/* notice answered without a stack */
+#define PVPROF_CHAIN_F_KTHREAD		(1U << 4)	/* kernel thread or idle: no user stack */
+#define PVPROF_CHAIN_F_COMPAT		(1U << 5)	/* 32-bit user task */
+#define PVPROF_CHAIN_F_USTACK		(1U << 6)	/* a pvprof_ustack follows the frames */
+#define PVPROF_CHAIN_F_ALL		((1U << 7) - 1)
 
 /**
- * struct pvprof_record - guest to host: the answer to one notice
+ * struct pvprof_callchain - guest to host: the answer to one notice
  *
- * The record's fixed part.  nr = nr_kernel + nr_user __u64 frames follow it
+ * The callchain's fixed part.  nr = nr_kernel + nr_user __u64 frames follow it
  * (at offset 40): frames[0 .. nr_kernel) are kernel return addresses,
  * innermost first, then frames[nr_kernel .. nr) user ones.  When the
  * interrupted context was kernel mode, frames[0] is the interrupted IP; in
- * user mode the first user frame is.  size = sizeof(struct pvprof_record) +
+ * user mode the first user frame is.  size = sizeof(struct pvprof_callchain) +
  * 8 * nr, plus a pvprof_ustack part after the frames when
- * PVPROF_REC_F_USTACK is set.
+ * PVPROF_CHAIN_F_USTACK is set.
  */
-struct pvprof_record {
+struct pvprof_callchain {
 	__u64 seq;			/* seq of the notice answered */
 	__u64 time_ns;			/* guest monotonic time at capture */
 	__u32 pid;			/* init-namespace tgid, 0 for idle */
 	__u32 tid;			/* init-namespace pid of the thread */
 	__u32 exec_gen;			/* guest exec generation of the task */
-	__u32 flags;			/* PVPROF_REC_F_* */
+	__u32 flags;			/* PVPROF_CHAIN_F_* */
 	__u16 size;			/* bytes used in the slot */
 	__u16 nr_kernel;
 	__u16 nr_user;
@@ -246,9 +246,9 @@ struct pvprof_record {
 #define PVPROF_USTACK_MAX		32768U
 
 /**
- * struct pvprof_ustack - the user stack snapshot part of a record
+ * struct pvprof_ustack - the user stack snapshot part of a callchain
  *
- * Present when the record has PVPROF_REC_F_USTACK: the user registers that
+ * Present when the callchain has PVPROF_CHAIN_F_USTACK: the user registers that
  * DWARF call frame information needs and the bytes of the user stack from
  * regs[PVPROF_UREG_SP] upward, so that the host can unwind code without
  * frame pointers.  The stack bytes follow the part (at offset 72), padded
@@ -373,13 +373,13 @@ struct pvprof_sb_module {
 /**
  * struct pvprof_sb_process - PVPROF_SB_PROCESS: one process image
  *
- * (pid, exec_gen) names the image exactly as pvprof_record does.  A
+ * (pid, exec_gen) names the image exactly as pvprof_callchain does.  A
  * message for a known image updates its comm.
  */
 struct pvprof_sb_process {
 	struct pvprof_sideband_hdr hdr;
 	__u32 pid;			/* init-namespace tgid */
-	__u32 exec_gen;			/* as pvprof_record.exec_gen */
+	__u32 exec_gen;			/* as pvprof_callchain.exec_gen */
 	__u32 parent_pid;		/* with PVPROF_SB_PROC_F_FORK, else 0 */
 	__u32 flags;			/* PVPROF_SB_PROC_F_* */
 	char  comm[PVPROF_SB_COMM_SIZE];	/* NUL-padded */
@@ -425,7 +425,7 @@ struct pvprof_sb_elf_syms {
 /**
  * struct pvprof_sb_exit - PVPROF_SB_EXIT: a process image ended
  *
- * Records of the image that were captured before may still follow.
+ * Callchains of the image that were captured before may still follow.
  */
 struct pvprof_sb_exit {
 	struct pvprof_sideband_hdr hdr;
@@ -498,7 +498,7 @@ struct pvprof_dev_state {
  */
 struct pvprof_dev_exec_gen {
 	__u32 pid;			/* in: init-namespace tgid */
-	__u32 exec_gen;			/* out: as pvprof_record.exec_gen */
+	__u32 exec_gen;			/* out: as pvprof_callchain.exec_gen */
 };
 
 #define PVPROF_DEV_IOC_MAGIC		0xb7
@@ -521,7 +521,7 @@ struct pvprof_dev_exec_gen {
 			     #type "." #member " offset")
 
 /*
- * The variable-length part of pvprof_record, pvprof_ustack and the sideband
+ * The variable-length part of pvprof_callchain, pvprof_ustack and the sideband
  * messages with one starts at their size, which PVPROF_CHECK_SIZE pins.
  */
 PVPROF_CHECK_SIZE(pvprof_buf_header, PVPROF_HEADER_SIZE);
@@ -536,16 +536,16 @@ PVPROF_CHECK_OFFSET(pvprof_buf_header, state, 64);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, event, 68);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, period, 72);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, notice_head, 80);
-PVPROF_CHECK_OFFSET(pvprof_buf_header, record_tail, 88);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, chain_tail, 88);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, nmi_head, 96);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, nmi_delivered, 104);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, ustack_size, 112);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved1, 116);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, notice_tail, 128);
-PVPROF_CHECK_OFFSET(pvprof_buf_header, record_head, 136);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, chain_head, 136);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved2, 144);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_nmis_claimed, 192);
-PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_records, 200);
+PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_callchains, 200);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_stale, 208);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, guest_errors, 216);
 PVPROF_CHECK_OFFSET(pvprof_buf_header, reserved3, 224);
@@ -563,32 +563,32 @@ PVPROF_CHECK_OFFSET(pvprof_notice, reserved0, 36);
 PVPROF_CHECK_OFFSET(pvprof_notice, period, 40);
 PVPROF_CHECK_OFFSET(pvprof_notice, reserved1, 48);
 
-PVPROF_CHECK_SIZE(pvprof_record, 40);
-PVPROF_CHECK_OFFSET(pvprof_record, seq, 0);
-PVPROF_CHECK_OFFSET(pvprof_record, time_ns, 8);
-PVPROF_CHECK_OFFSET(pvprof_record, pid, 16);
-PVPROF_CHECK_OFFSET(pvprof_record, tid, 20);
-PVPROF_CHECK_OFFSET(pvprof_record, exec_gen, 24);
-PVPROF_CHECK_OFFSET(pvprof_record, flags, 28);
-PVPROF_CHECK_OFFSET(pvprof_record, size, 32);
-PVPROF_CHECK_OFFSET(pvprof_record, nr_kernel, 34);
-PVPROF_CHECK_OFFSET(pvprof_record, nr_user, 36);
-PVPROF_CHECK_OFFSET(pvprof_record, reserved0, 38);
+PVPROF_CHECK_SIZE(pvprof_callchain, 40);
+PVPROF_CHECK_OFFSET(pvprof_callchain, seq, 0);
+PVPROF_CHECK_OFFSET(pvprof_callchain, time_ns, 8);
+PVPROF_CHECK_OFFSET(pvprof_callchain, pid, 16);
+PVPROF_CHECK_OFFSET(pvprof_callchain, tid, 20);
+PVPROF_CHECK_OFFSET(pvprof_callchain, exec_gen, 24);
+PVPROF_CHECK_OFFSET(pvprof_callchain, flags, 28);
+PVPROF_CHECK_OFFSET(pvprof_callchain, size, 32);
+PVPROF_CHECK_OFFSET(pvprof_callchain, nr_kernel, 34);
+PVPROF_CHECK_OFFSET(pvprof_callchain, nr_user, 36);
+PVPROF_CHECK_OFFSET(pvprof_callchain, reserved0, 38);
 PVPROF_CHECK_SIZE(pvprof_ustack, 72);
 PVPROF_CHECK_OFFSET(pvprof_ustack, regs, 0);
 PVPROF_CHECK_OFFSET(pvprof_ustack, size, 64);
 PVPROF_CHECK_OFFSET(pvprof_ustack, reserved0, 68);
 PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH + 72 + PVPROF_USTACK_MAX <= 0xffff,
-	       "the largest record's size fits pvprof_record.size");
+	       "the largest callchain's size fits pvprof_callchain.size");
 PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH + 72 + PVPROF_USTACK_MAX <=
-	       PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) * PVPROF_RECORD_SLOT_SIZE,
-	       "the largest record fits the largest ring");
-PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH <= PVPROF_RECORD_SLOT_SIZE,
-	       "a record of maximum depth fits its slot");
+	       PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) * PVPROF_CHAIN_SLOT_SIZE,
+	       "the largest callchain fits the largest ring");
+PVPROF_STATIC_ASSERT(40 + 8 * PVPROF_MAX_DEPTH <= PVPROF_CHAIN_SLOT_SIZE,
+	       "a callchain of maximum depth fits its slot");
 PVPROF_STATIC_ASSERT(PVPROF_NOTICE_OFFSET + PVPROF_NOTICE_SLOTS * PVPROF_NOTICE_SIZE ==
-	       PVPROF_RECORD_OFFSET, "notice ring fills page 0");
-PVPROF_STATIC_ASSERT(PVPROF_RECORD_SLOTS(PVPROF_BUF_MIN_SIZE) >= 4,
-	       "smallest buffer holds four records");
+	       PVPROF_CHAIN_OFFSET, "notice ring fills page 0");
+PVPROF_STATIC_ASSERT(PVPROF_CHAIN_SLOTS(PVPROF_BUF_MIN_SIZE) >= 4,
+	       "smallest buffer holds four callchains");
 
 PVPROF_CHECK_SIZE(pvprof_sideband_hdr, 16);
 PVPROF_CHECK_OFFSET(pvprof_sideband_hdr, type, 0);

@@ -66,7 +66,7 @@ struct pvprof_ctl_expose {
 	__u64 reserved0;
 };
 
-/* Why a sample or record did not become a callchain record in the stream. */
+/* Why a sample or a callchain did not become a callchain entry in the stream. */
 #define PVPROF_LOSS_NOTICE_RING_FULL	0	/* guest had not consumed notices */
 #define PVPROF_LOSS_THROTTLED		1	/* per-VM or host-wide rate cap */
 #define PVPROF_LOSS_UNREGISTERED	2	/* vCPU had no buffer */
@@ -74,7 +74,7 @@ struct pvprof_ctl_expose {
 #define PVPROF_LOSS_NESTED		4	/* vCPU was running its own nested guest */
 #define PVPROF_LOSS_SMM			5	/* vCPU was in SMM */
 #define PVPROF_LOSS_STALE		6	/* guest answered without a stack */
-#define PVPROF_LOSS_INVALID		7	/* notice resolved by a record that failed validation */
+#define PVPROF_LOSS_INVALID		7	/* notice resolved by a callchain that failed validation */
 #define PVPROF_LOSS_BUFFER_GONE		8	/* magic/cookie mismatch, registration dropped */
 #define PVPROF_LOSS_UNANSWERED		9	/* skipped by the guest, or still open when the registration ended */
 #define PVPROF_LOSS_STREAM_OVERFLOW	10	/* stream buffer full */
@@ -92,7 +92,7 @@ struct pvprof_vcpu_status {
 	__u32 nmis_withheld;		/* pvprof NMIs withheld from a silent guest (saturates) */
 	__u64 samples;			/* overflows attributed to this vCPU's guest code */
 	__u64 notices;			/* notices written */
-	__u64 records;			/* callchain records accepted */
+	__u64 callchains;		/* callchains accepted, stale ones not counted */
 	__u64 nmis;			/* pvprof NMIs injected */
 	__u64 losses[PVPROF_LOSS_NR];
 };
@@ -131,10 +131,10 @@ struct pvprof_ctl_status {
 
 #define PVPROF_STREAM_VERSION		1
 #define PVPROF_STREAM_ALIGN		8
-#define PVPROF_STREAM_MAX_RECORD	40960U
+#define PVPROF_STREAM_MAX_ENTRY	40960U
 #define PVPROF_STREAM_MAX_READERS	8	/* stream fds open at once per VM */
 
-#define PVPROF_ST_HELLO			1	/* first record of every stream */
+#define PVPROF_ST_HELLO			1	/* first entry of every stream */
 #define PVPROF_ST_CALLCHAIN		2
 #define PVPROF_ST_LOSS			3
 #define PVPROF_ST_VCPU			4	/* registration change */
@@ -142,7 +142,7 @@ struct pvprof_ctl_status {
 #define PVPROF_ST_TYPE_MAX		PVPROF_ST_SIDEBAND
 
 /**
- * struct pvprof_stream_hdr - frames every stream record
+ * struct pvprof_stream_hdr - frames every stream entry
  *
  * size covers header and payload and is a multiple of PVPROF_STREAM_ALIGN;
  * readers skip types they do not know by size.
@@ -164,7 +164,7 @@ struct pvprof_st_hello {
 	__u64 reserved0;
 };
 
-/* Callchain: a validated copy of the guest's record plus the notice facts. */
+/* Callchain: a validated copy of the guest's callchain plus the notice facts. */
 struct pvprof_st_callchain {
 	struct pvprof_stream_hdr hdr;
 	__u64 notice_ip;		/* guest IP the host read */
@@ -173,7 +173,7 @@ struct pvprof_st_callchain {
 	__u8  event;
 	__u16 reserved0;
 	__u32 reserved1;
-	struct pvprof_record rec;	/* followed by rec.nr_kernel + rec.nr_user frames */
+	struct pvprof_callchain chain;	/* followed by chain.nr_kernel + chain.nr_user frames */
 };
 
 struct pvprof_st_loss {
@@ -229,7 +229,7 @@ PVPROF_CHECK_OFFSET(pvprof_vcpu_status, size, 16);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, nmis_withheld, 20);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, samples, 24);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, notices, 32);
-PVPROF_CHECK_OFFSET(pvprof_vcpu_status, records, 40);
+PVPROF_CHECK_OFFSET(pvprof_vcpu_status, callchains, 40);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, nmis, 48);
 PVPROF_CHECK_OFFSET(pvprof_vcpu_status, losses, 56);
 
@@ -266,7 +266,7 @@ PVPROF_CHECK_OFFSET(pvprof_st_callchain, notice_cpl, 40);
 PVPROF_CHECK_OFFSET(pvprof_st_callchain, event, 41);
 PVPROF_CHECK_OFFSET(pvprof_st_callchain, reserved0, 42);
 PVPROF_CHECK_OFFSET(pvprof_st_callchain, reserved1, 44);
-PVPROF_CHECK_OFFSET(pvprof_st_callchain, rec, 48);
+PVPROF_CHECK_OFFSET(pvprof_st_callchain, chain, 48);
 
 PVPROF_CHECK_SIZE(pvprof_st_loss, 40);
 PVPROF_CHECK_OFFSET(pvprof_st_loss, reason, 24);
@@ -283,8 +283,8 @@ PVPROF_CHECK_OFFSET(pvprof_st_sideband, sb, 24);
 
 PVPROF_STATIC_ASSERT(sizeof(struct pvprof_st_callchain) + 8 * PVPROF_MAX_DEPTH +
 	       sizeof(struct pvprof_ustack) + PVPROF_USTACK_MAX <=
-	       PVPROF_STREAM_MAX_RECORD, "largest callchain fits a stream record");
+	       PVPROF_STREAM_MAX_ENTRY, "largest callchain fits a stream entry");
 PVPROF_STATIC_ASSERT(sizeof(struct pvprof_stream_hdr) + PVPROF_SIDEBAND_MAX_SIZE <=
-	       PVPROF_STREAM_MAX_RECORD, "largest sideband fits a stream record");
+	       PVPROF_STREAM_MAX_ENTRY, "largest sideband fits a stream entry");
 
 #endif /* _PVPROF_ABI_PVPROF_CTL_H */

@@ -12,7 +12,7 @@
  */
 #include "guest.h"
 #include "notice.h"
-#include "record.h"
+#include "callchain.h"
 
 /**
  * pvprof_guest_buf_init() - describe a buffer the guest is registering
@@ -48,7 +48,7 @@ int pvprof_guest_buf_init(struct pvprof_guest_buf *gb, void *base, __u64 size)
  * @gb: a handle from pvprof_guest_buf_init()
  * @ustack: the snapshot function
  * @scratch: 8-byte aligned memory the NMI handler alone uses
- * @scratch_size: its size; a record with a snapshot is at most this large
+ * @scratch_size: its size; a callchain with a snapshot is at most this large
  *
  * Only for a host that offered PVPROF_FEAT_USER_STACK; the snapshots are
  * taken while the header's ustack_size is not 0 (spec pvprof-ustack).
@@ -61,10 +61,10 @@ void pvprof_guest_set_ustack(struct pvprof_guest_buf *gb, pvprof_ustack_fn ustac
 	gb->scratch_size = scratch_size & ~7U;
 }
 
-static struct pvprof_record *record_slot(struct pvprof_guest_buf *gb, __u64 index)
+static struct pvprof_callchain *chain_slot(struct pvprof_guest_buf *gb, __u64 index)
 {
-	return (struct pvprof_record *)((__u8 *)gb->hdr +
-					pvprof_record_offset(&gb->geo, index));
+	return (struct pvprof_callchain *)((__u8 *)gb->hdr +
+					pvprof_callchain_offset(&gb->geo, index));
 }
 
 static void bump(__u64 *stat, __u64 n)
@@ -73,21 +73,21 @@ static void bump(__u64 *stat, __u64 n)
 }
 
 /*
- * Bytes of user stack to snapshot in a record of @nr frames that may
+ * Bytes of user stack to snapshot in a callchain of @nr frames that may
  * take @slots slots: @asked (the header's ustack_size), within the scratch
  * memory and half the ring (spec pvprof-ustack), 0 for none.
  */
 static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 asked, __u32 nr,
 			 __u64 slots)
 {
-	__u64 fixed = pvprof_record_bytes(nr) + sizeof(struct pvprof_ustack);
+	__u64 fixed = pvprof_callchain_bytes(nr) + sizeof(struct pvprof_ustack);
 	__u64 limit = asked & ~7U;
-	__u64 half = (__u64)gb->geo.record_slots / 2 * PVPROF_RECORD_SLOT_SIZE;
+	__u64 half = (__u64)gb->geo.chain_slots / 2 * PVPROF_CHAIN_SLOT_SIZE;
 
 	if (limit > PVPROF_USTACK_MAX)
 		limit = PVPROF_USTACK_MAX;
-	if (slots * PVPROF_RECORD_SLOT_SIZE < half)
-		half = slots * PVPROF_RECORD_SLOT_SIZE;
+	if (slots * PVPROF_CHAIN_SLOT_SIZE < half)
+		half = slots * PVPROF_CHAIN_SLOT_SIZE;
 	if (gb->scratch_size < half)
 		half = gb->scratch_size;
 	if (half <= fixed)
@@ -96,62 +96,62 @@ static __u32 ustack_room(const struct pvprof_guest_buf *gb, __u32 asked, __u32 n
 }
 
 /*
- * Attach a snapshot to the finished record in @gb->scratch, if one fits in
- * @slots slots.  Return: the record's span in slots.
+ * Attach a snapshot to the finished callchain in @gb->scratch, if one fits in
+ * @slots slots.  Return: the callchain's span in slots.
  */
 static __u32 attach_ustack(struct pvprof_guest_buf *gb, void *ctx, __u32 asked,
 			   __u64 slots)
 {
-	struct pvprof_record *rec = gb->scratch;
-	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user;
+	struct pvprof_callchain *chain = gb->scratch;
+	__u32 nr = (__u32)chain->nr_kernel + chain->nr_user;
 	__u32 room = ustack_room(gb, asked, nr, slots);
 	struct pvprof_ustack *us;
 	int got;
 
-	if (!room || !rec->nr_user ||
-	    (rec->flags & (PVPROF_REC_F_KTHREAD | PVPROF_REC_F_COMPAT)))
+	if (!room || !chain->nr_user ||
+	    (chain->flags & (PVPROF_CHAIN_F_KTHREAD | PVPROF_CHAIN_F_COMPAT)))
 		return 1;
-	us = pvprof_record_ustack(rec);
+	us = pvprof_callchain_ustack(chain);
 	pvprof_memset(us, 0, sizeof(*us));
-	got = gb->ustack(ctx, rec, us->regs, pvprof_ustack_data(us), room);
+	got = gb->ustack(ctx, chain, us->regs, pvprof_ustack_data(us), room);
 	if (got < 0 || (__u32)got > room ||
-	    us->regs[PVPROF_UREG_IP] != pvprof_record_frame(rec, rec->nr_kernel))
+	    us->regs[PVPROF_UREG_IP] != pvprof_callchain_frame(chain, chain->nr_kernel))
 		return 1;
 	us->size = (__u32)got;
 	pvprof_memset(pvprof_ustack_data(us) + got, 0, ((us->size + 7U) & ~7U) - us->size);
-	rec->flags |= PVPROF_REC_F_USTACK;
-	rec->size = (__u16)pvprof_record_ustack_bytes(nr, us->size);
-	return PVPROF_RECORD_SPAN((__u32)rec->size);
+	chain->flags |= PVPROF_CHAIN_F_USTACK;
+	chain->size = (__u16)pvprof_callchain_ustack_bytes(nr, us->size);
+	return PVPROF_CHAIN_SPAN((__u32)chain->size);
 }
 
-/* Copy a record built in scratch memory into its slots, wrapping. */
+/* Copy a callchain built in scratch memory into its slots, wrapping. */
 static void post_span(struct pvprof_guest_buf *gb, __u64 index,
-		      const struct pvprof_record *rec)
+		      const struct pvprof_callchain *chain)
 {
-	__u32 first = (__u32)(index % gb->geo.record_slots);
-	__u32 before_end = (gb->geo.record_slots - first) * PVPROF_RECORD_SLOT_SIZE;
-	__u32 size = rec->size;
+	__u32 first = (__u32)(index % gb->geo.chain_slots);
+	__u32 before_end = (gb->geo.chain_slots - first) * PVPROF_CHAIN_SLOT_SIZE;
+	__u32 size = chain->size;
 
 	if (size <= before_end) {
-		pvprof_memcpy(record_slot(gb, index), rec, size);
+		pvprof_memcpy(chain_slot(gb, index), chain, size);
 		return;
 	}
-	pvprof_memcpy(record_slot(gb, index), rec, before_end);
-	pvprof_memcpy(record_slot(gb, 0), (const __u8 *)rec + before_end,
+	pvprof_memcpy(chain_slot(gb, index), chain, before_end);
+	pvprof_memcpy(chain_slot(gb, 0), (const __u8 *)chain + before_end,
 		      size - before_end);
 }
 
 /**
  * pvprof_guest_nmi() - answer the notices the host posted
  * @gb: this CPU's registered buffer
- * @capture: fills the callchain record of the newest notice
+ * @capture: fills the callchain of the newest notice
  * @ctx: passed to @capture
  * @res: what was consumed and written, filled on every call
  *
  * Decides ownership from nmi_delivered, then reads notice_head (acquire)
- * and the host's record_tail (acquire, bounds checked), writes records for
- * the notices that fit in the record ring (the newest ones: the oldest are
- * dropped when it is full), publishes record_head and then notice_tail
+ * and the host's chain_tail (acquire, bounds checked), writes callchains for
+ * the notices that fit in the callchain ring (the newest ones: the oldest are
+ * dropped when it is full), publishes chain_head and then notice_tail
  * (release), and keeps the line 3 statistics.
  *
  * Return: the events to report to the kernel's NMI layer, as Linux's NMI
@@ -168,7 +168,7 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 	struct pvprof_buf_header *h = gb->hdr;
 	int handled;
 	struct pvprof_notice newest;
-	struct pvprof_record *rec;
+	struct pvprof_callchain *chain;
 	__u64 head, tail, count, rhead, rtail, room, answer, i, delivered;
 	__u32 max_frames, asked, span = 1;
 
@@ -195,10 +195,10 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		break;
 	}
 
-	rhead = PVPROF_READ_ONCE(h->record_head);
-	rtail = pvprof_load_acquire(&h->record_tail);
-	if (pvprof_ring_valid(rhead, rtail, gb->geo.record_slots)) {
-		room = gb->geo.record_slots - pvprof_ring_used(rhead, rtail);
+	rhead = PVPROF_READ_ONCE(h->chain_head);
+	rtail = pvprof_load_acquire(&h->chain_tail);
+	if (pvprof_ring_valid(rhead, rtail, gb->geo.chain_slots)) {
+		room = gb->geo.chain_slots - pvprof_ring_used(rhead, rtail);
 	} else {
 		room = 0;
 		bump(&h->guest_errors, 1);
@@ -215,39 +215,39 @@ int pvprof_guest_nmi(struct pvprof_guest_buf *gb, pvprof_capture_fn capture,
 		if (!max_frames || max_frames > PVPROF_MAX_DEPTH)
 			max_frames = PVPROF_MAX_DEPTH;
 		/*
-		 * With a snapshot the record is built aside: it may span
-		 * slots past the ring's end, and the stale records before
+		 * With a snapshot the callchain is built aside: it may span
+		 * slots past the ring's end, and the stale callchains before
 		 * it leave it room - (answer - 1) slots.  Without one it is
 		 * written in its slot directly.
 		 */
 		asked = gb->ustack ? PVPROF_READ_ONCE(h->ustack_size) : 0;
-		rec = asked ? gb->scratch : record_slot(gb, rhead + answer - 1);
-		pvprof_record_init(rec, newest.seq, 0);
-		capture(ctx, &newest, rec, max_frames);
-		rec->seq = newest.seq;
-		rec->flags &= ~PVPROF_REC_F_STALE;
-		pvprof_record_finish(rec, max_frames);
+		chain = asked ? gb->scratch : chain_slot(gb, rhead + answer - 1);
+		pvprof_callchain_init(chain, newest.seq, 0);
+		capture(ctx, &newest, chain, max_frames);
+		chain->seq = newest.seq;
+		chain->flags &= ~PVPROF_CHAIN_F_STALE;
+		pvprof_callchain_finish(chain, max_frames);
 		if (asked) {
 			span = attach_ustack(gb, ctx, asked, room - (answer - 1));
-			post_span(gb, rhead + answer - 1, rec);
+			post_span(gb, rhead + answer - 1, chain);
 		}
 		res->callchains = 1;
 
 		for (i = 0; i + 1 < answer; i++) {
 			const struct pvprof_notice *n = (const void *)((__u8 *)h +
 				pvprof_notice_offset(head - answer + i));
-			struct pvprof_record *stale = record_slot(gb, rhead + i);
+			struct pvprof_callchain *stale = chain_slot(gb, rhead + i);
 
-			pvprof_record_init(stale, PVPROF_READ_ONCE(n->seq),
-					   PVPROF_REC_F_STALE);
-			stale->time_ns = rec->time_ns;
+			pvprof_callchain_init(stale, PVPROF_READ_ONCE(n->seq),
+					      PVPROF_CHAIN_F_STALE);
+			stale->time_ns = chain->time_ns;
 			res->stale++;
 		}
-		pvprof_store_release(&h->record_head, rhead + answer - 1 + span);
+		pvprof_store_release(&h->chain_head, rhead + answer - 1 + span);
 	}
 	pvprof_store_release(&h->notice_tail, head);
 
-	bump(&h->guest_records, res->callchains);
+	bump(&h->guest_callchains, res->callchains);
 	bump(&h->guest_stale, res->stale);
 	if (res->dropped)
 		bump(&h->guest_errors, res->dropped);

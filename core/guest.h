@@ -9,11 +9,11 @@
 #include "ring.h"
 
 /**
- * typedef pvprof_ustack_fn - snapshot the user stack of a captured record
+ * typedef pvprof_ustack_fn - snapshot the user stack of a captured callchain
  * @ctx: the caller's context, as for the capture function
- * @rec: the finished callchain record, with at least one user frame
+ * @chain: the finished callchain, with at least one user frame
  * @regs: to fill with the user registers, in PVPROF_UREG_* order;
- *	regs[PVPROF_UREG_IP] must be the record's first user frame
+ *	regs[PVPROF_UREG_IP] must be the callchain's first user frame
  * @data: where the stack bytes from regs[PVPROF_UREG_SP] upward go
  * @max: bytes that fit at @data, a multiple of 8
  *
@@ -21,9 +21,9 @@
  * fault or sleep.
  *
  * Return: bytes copied (a short copy is fine), or a negative value when
- * there is no snapshot to take (the record is then posted without one).
+ * there is no snapshot to take (the callchain is then posted without one).
  */
-typedef int (*pvprof_ustack_fn)(void *ctx, const struct pvprof_record *rec,
+typedef int (*pvprof_ustack_fn)(void *ctx, const struct pvprof_callchain *chain,
 				__u64 *regs, __u8 *data, __u32 max);
 
 /**
@@ -34,7 +34,7 @@ typedef int (*pvprof_ustack_fn)(void *ctx, const struct pvprof_record *rec,
  *	(0, like the zeroed buffer, until the first)
  * @ustack: takes user stack snapshots, NULL when the host did not offer
  *	PVPROF_FEAT_USER_STACK or the guest does not want them
- * @scratch: where a record with a snapshot is built before it is copied
+ * @scratch: where a callchain with a snapshot is built before it is copied
  *	into the slots it spans (they may wrap at the ring's end)
  * @scratch_size: bytes at @scratch, a multiple of 8
  */
@@ -51,14 +51,14 @@ struct pvprof_guest_buf {
  * typedef pvprof_capture_fn - capture the interrupted context
  * @ctx: the caller's context (registers of the interrupted code)
  * @n: copy of the newest notice
- * @rec: record initialised with seq; fill time_ns, pid, tid, exec_gen,
+ * @chain: callchain initialised with seq; fill time_ns, pid, tid, exec_gen,
  *	flags, frames, nr_kernel and nr_user
  * @max_frames: frames that fit (nr_kernel + nr_user); more are clamped
  *
  * Runs in NMI context: no locks, no sleeping, bounded work.
  */
 typedef void (*pvprof_capture_fn)(void *ctx, const struct pvprof_notice *n,
-				  struct pvprof_record *rec, __u32 max_frames);
+				  struct pvprof_callchain *chain, __u32 max_frames);
 
 /**
  * struct pvprof_nmi_result - what one handler run consumed and wrote
@@ -68,9 +68,9 @@ typedef void (*pvprof_capture_fn)(void *ctx, const struct pvprof_notice *n,
  *	this run read the count: its own run of the handlers follows and
  *	finds nothing to claim.
  * @consumed: notices consumed
- * @callchains: callchain records posted (0 or 1)
- * @stale: stale records posted
- * @dropped: notices left unanswered because the record ring was full
+ * @callchains: callchains posted (0 or 1)
+ * @stale: stale callchains posted
+ * @dropped: notices left unanswered because the callchain ring was full
  * @garbage: notice_head was out of bounds; the tail was resynced
  */
 struct pvprof_nmi_result {

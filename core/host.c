@@ -4,9 +4,9 @@
  *
  * Every sample attributed to guest code ends in exactly one counter: a
  * notice, or a sample-level loss.  Every notice ends in exactly one
- * outcome, resolved in seq order: a callchain, a stale answer, an invalid
- * record, or unanswered (a later seq arrived first, or the registration
- * ended).  Resolving strictly in seq order is what lets the host count
+ * outcome, resolved in seq order: an accepted callchain, a stale answer, an
+ * invalid callchain, or unanswered (a later seq arrived first, or the
+ * registration ended).  Resolving strictly in seq order is what lets the host count
  * unanswered notices without trusting anything the guest says about them.
  */
 #include "host.h"
@@ -30,7 +30,7 @@ static const char * const loss_names[PVPROF_LOSS_NR] = {
  * pvprof_host_ring_init() - start the host state of a registration
  * @r: state to initialise; zeroed, or the vCPU's previous registration
  * @size: registered buffer size
- * @max_depth: frames per record to accept; 0 or above PVPROF_MAX_DEPTH
+ * @max_depth: frames per callchain to accept; 0 or above PVPROF_MAX_DEPTH
  *	means PVPROF_MAX_DEPTH
  * @cookie: this registration's cookie, nonzero
  *
@@ -89,7 +89,7 @@ void pvprof_host_header_init(struct pvprof_buf_header *h,
 	h->period = period;
 	h->ustack_size = r->ustack_size;
 	h->notice_head = r->notice_head;
-	h->record_tail = r->record_tail;
+	h->chain_tail = r->chain_tail;
 	h->nmi_head = r->nmi_head;
 	h->nmi_delivered = r->nmi_delivered;
 }
@@ -113,7 +113,7 @@ static bool all_zero(const __u8 *p, __u32 len)
  */
 bool pvprof_host_header_clean(const struct pvprof_buf_header *h)
 {
-	return !h->notice_tail && !h->record_head &&
+	return !h->notice_tail && !h->chain_head &&
 	       all_zero(h->reserved0, sizeof(h->reserved0)) &&
 	       all_zero(h->reserved1, sizeof(h->reserved1)) &&
 	       all_zero(h->reserved2, sizeof(h->reserved2)) &&
@@ -410,102 +410,102 @@ void pvprof_host_nmis_discarded(struct pvprof_host_ring *r)
 }
 
 /**
- * pvprof_host_records_ready() - how many record slots to drain now
+ * pvprof_host_callchains_ready() - how many callchain slots to drain now
  * @r: the registration
  * @acct: the vCPU's counters
- * @guest_record_head: record_head as just load-acquired from the guest
+ * @guest_chain_head: chain_head as just load-acquired from the guest
  *
- * A record_head out of bounds drains nothing and counts
- * PVPROF_REJ_BAD_INDEX; the guest stalls its own records until it fixes
+ * A chain_head out of bounds drains nothing and counts
+ * PVPROF_REJ_BAD_INDEX; the guest stalls its own callchains until it fixes
  * the index, and the notices they answer end up unanswered.
  *
- * Return: number of slots to pass to pvprof_host_record(), at most the
- * number of record slots.
+ * Return: number of slots to pass to pvprof_host_callchain(), at most the
+ * number of callchain slots.
  */
-__u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
-				struct pvprof_vcpu_acct *acct, __u64 guest_record_head)
+__u32 pvprof_host_callchains_ready(struct pvprof_host_ring *r,
+				   struct pvprof_vcpu_acct *acct, __u64 guest_chain_head)
 {
-	if (!pvprof_ring_valid(guest_record_head, r->record_tail, r->geo.record_slots)) {
+	if (!pvprof_ring_valid(guest_chain_head, r->chain_tail, r->geo.chain_slots)) {
 		acct->rejects[PVPROF_REJ_BAD_INDEX]++;
 		return 0;
 	}
-	return (__u32)pvprof_ring_used(guest_record_head, r->record_tail);
+	return (__u32)pvprof_ring_used(guest_chain_head, r->chain_tail);
 }
 
 /**
- * pvprof_host_record_offset() - byte offset of the next slot to drain
+ * pvprof_host_callchain_offset() - byte offset of the next slot to drain
  * @r: the registration
  *
- * Return: offset of slot record_tail in the buffer.
+ * Return: offset of slot chain_tail in the buffer.
  */
-__u32 pvprof_host_record_offset(const struct pvprof_host_ring *r)
+__u32 pvprof_host_callchain_offset(const struct pvprof_host_ring *r)
 {
-	return pvprof_record_offset(&r->geo, r->record_tail);
+	return pvprof_callchain_offset(&r->geo, r->chain_tail);
 }
 
 /**
- * pvprof_host_record_span() - how many slots the next record occupies
+ * pvprof_host_callchain_span() - how many slots the next callchain occupies
  * @r: the registration
- * @first_slot: host-private copy of the slot at pvprof_host_record_offset()
+ * @first_slot: host-private copy of the slot at pvprof_host_callchain_offset()
  * @ready: slots posted and not drained yet, >= 1
  *
- * A record with a user stack snapshot spans several slots
- * (spec pvprof-record-drain, step 2) when the host asked for snapshots and
+ * A callchain with a user stack snapshot spans several slots
+ * (spec pvprof-callchain-drain, step 2) when the host asked for snapshots and
  * the guest posted them all; anything else is one slot, which validation
  * then judges by itself.
  *
  * Return: slots the caller copies, starting with @first_slot, 1..@ready.
  */
-__u32 pvprof_host_record_span(const struct pvprof_host_ring *r,
-			      const void *first_slot, __u32 ready)
+__u32 pvprof_host_callchain_span(const struct pvprof_host_ring *r,
+				 const void *first_slot, __u32 ready)
 {
-	struct pvprof_record rec;
+	struct pvprof_callchain chain;
 	__u32 span;
 
-	pvprof_memcpy(&rec, first_slot, sizeof(rec));
-	if (!(rec.flags & PVPROF_REC_F_USTACK) || !r->ustack_size ||
-	    rec.size <= PVPROF_RECORD_SLOT_SIZE)
+	pvprof_memcpy(&chain, first_slot, sizeof(chain));
+	if (!(chain.flags & PVPROF_CHAIN_F_USTACK) || !r->ustack_size ||
+	    chain.size <= PVPROF_CHAIN_SLOT_SIZE)
 		return 1;
-	span = PVPROF_RECORD_SPAN((__u32)rec.size);
+	span = PVPROF_CHAIN_SPAN((__u32)chain.size);
 	return span <= ready ? span : 1;
 }
 
 /**
- * pvprof_host_record_slot_offset() - byte offset of a later slot to drain
+ * pvprof_host_callchain_slot_offset() - byte offset of a later slot to drain
  * @r: the registration
- * @k: slots after record_tail
+ * @k: slots after chain_tail
  *
- * Return: offset of slot record_tail + @k, wrapping at the ring's end.
+ * Return: offset of slot chain_tail + @k, wrapping at the ring's end.
  */
-__u32 pvprof_host_record_slot_offset(const struct pvprof_host_ring *r, __u32 k)
+__u32 pvprof_host_callchain_slot_offset(const struct pvprof_host_ring *r, __u32 k)
 {
-	return pvprof_record_offset(&r->geo, r->record_tail + k);
+	return pvprof_callchain_offset(&r->geo, r->chain_tail + k);
 }
 
 /**
- * pvprof_host_record() - validate and account one drained record
+ * pvprof_host_callchain() - validate and account one drained callchain
  * @r: the registration
  * @acct: the vCPU's counters
- * @copy: host-private copy of the slots at pvprof_host_record_offset(),
- *	as many as pvprof_host_record_span() said, 8-byte aligned
- * @len: bytes in @copy: PVPROF_RECORD_SLOT_SIZE times the slots, or less
+ * @copy: host-private copy of the slots at pvprof_host_callchain_offset(),
+ *	as many as pvprof_host_callchain_span() said, 8-byte aligned
+ * @len: bytes in @copy: PVPROF_CHAIN_SLOT_SIZE times the slots, or less
  *	for a single slot
  *
- * Consumes the slots (record_tail advances; the caller store-releases
- * record_tail after the batch).  An accepted record resolves every older
+ * Consumes the slots (chain_tail advances; the caller store-releases
+ * chain_tail after the batch).  An accepted callchain resolves every older
  * unresolved notice as unanswered and its own as callchain or stale.  A
  * rejected one counts its reason and resolves the oldest unresolved notice,
  * if any, as invalid.
  *
  * Return: PVPROF_REJ_NONE when accepted (the caller emits a callchain to
- * the stream unless the record is stale), else the reason.
+ * the stream unless the callchain is stale), else the reason.
  */
-enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
-				      struct pvprof_vcpu_acct *acct,
+enum pvprof_reject pvprof_host_callchain(struct pvprof_host_ring *r,
+					 struct pvprof_vcpu_acct *acct,
 				      const void *copy, __u32 len)
 {
-	const struct pvprof_record *rec = copy;
-	struct pvprof_record_limits lim = {
+	const struct pvprof_callchain *chain = copy;
+	struct pvprof_callchain_limits lim = {
 		.max_depth = r->max_depth,
 		.ustack_size = r->ustack_size,
 		.answered_seq = r->resolved_seq,
@@ -513,8 +513,8 @@ enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
 	};
 	enum pvprof_reject reason;
 
-	r->record_tail += len > PVPROF_RECORD_SLOT_SIZE ? PVPROF_RECORD_SPAN(len) : 1;
-	reason = pvprof_record_validate(copy, len, &lim);
+	r->chain_tail += len > PVPROF_CHAIN_SLOT_SIZE ? PVPROF_CHAIN_SPAN(len) : 1;
+	reason = pvprof_callchain_validate(copy, len, &lim);
 	if (reason != PVPROF_REJ_NONE) {
 		acct->rejects[reason]++;
 		if (r->resolved_seq != r->notice_head) {
@@ -523,9 +523,9 @@ enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
 		}
 		return reason;
 	}
-	acct->losses[PVPROF_LOSS_UNANSWERED] += rec->seq - 1 - r->resolved_seq;
-	r->resolved_seq = rec->seq;
-	if (rec->flags & PVPROF_REC_F_STALE)
+	acct->losses[PVPROF_LOSS_UNANSWERED] += chain->seq - 1 - r->resolved_seq;
+	r->resolved_seq = chain->seq;
+	if (chain->flags & PVPROF_CHAIN_F_STALE)
 		acct->losses[PVPROF_LOSS_STALE]++;
 	else
 		acct->callchains++;
@@ -535,7 +535,7 @@ enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
 /**
  * pvprof_host_notice_facts() - what the host sampled for an accepted seq
  * @r: the registration
- * @seq: seq of a record pvprof_host_record() just accepted
+ * @seq: seq of a callchain pvprof_host_callchain() just accepted
  *
  * Return: the facts the host kept when it wrote notice @seq; valid until
  * the next notice is prepared.
@@ -565,11 +565,11 @@ __u64 pvprof_host_outstanding(const struct pvprof_host_ring *r)
  *	indices wrap
  * @r: the registration
  *
- * Record slot counts are not powers of two, so a slot index taken modulo
+ * Callchain slot counts are not powers of two, so a slot index taken modulo
  * them would jump where the free-running indices wrap.  The host drops
  * the registration (spec pvprof-rings) when the next notice would make
- * notice_head reach 2^63, or the next drain (at most record_slots slots)
- * could make record_tail reach it.  Called before every batch of writes.
+ * notice_head reach 2^63, or the next drain (at most chain_slots slots)
+ * could make chain_tail reach it.  Called before every batch of writes.
  *
  * Return: true when the caller must drop the registration instead of
  * writing a notice or draining.
@@ -577,7 +577,7 @@ __u64 pvprof_host_outstanding(const struct pvprof_host_ring *r)
 bool pvprof_host_indices_exhausted(const struct pvprof_host_ring *r)
 {
 	return r->notice_head >= PVPROF_HOST_INDEX_LIMIT - 1 ||
-	       r->record_tail >= PVPROF_HOST_INDEX_LIMIT - r->geo.record_slots;
+	       r->chain_tail >= PVPROF_HOST_INDEX_LIMIT - r->geo.chain_slots;
 }
 
 /**

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pvprof host side of one vCPU: notice production, the NMI gate, record
+ * pvprof host side of one vCPU: notice production, the NMI gate, callchain
  * draining, and the per-vCPU accounting every test balances.
  *
  * The host never works on guest memory through these functions: it passes
- * in the values it read (indices, a copied record slot) and writes out what
+ * in the values it read (indices, a copied callchain slot) and writes out what
  * they return.  The caller provides the locking (the vCPU thread owns it).
  */
 #ifndef _PVPROF_CORE_HOST_H
@@ -13,18 +13,18 @@
 #include "pvprof_core.h"
 #include "ring.h"
 #include "notice.h"
-#include "record.h"
+#include "callchain.h"
 
 /**
  * struct pvprof_vcpu_acct - per-vCPU counters, kept across registrations
  * @samples: samples attributed to this vCPU's guest code
  * @notices: notices written
- * @callchains: callchain records accepted
+ * @callchains: callchains accepted
  * @nmis: pvprof NMIs injected
  * @nmis_withheld: pvprof NMIs not injected because the guest had left
  *	PVPROF_HOST_UNANSWERED_NMIS of them in a row without reading a notice
  * @losses: by PVPROF_LOSS_* reason
- * @rejects: refused records and indices by PVPROF_REJ_* reason (debugging)
+ * @rejects: refused callchains and indices by PVPROF_REJ_* reason (debugging)
  *
  * Two identities hold at every moment:
  * samples == notices + pvprof_acct_sample_losses(), and
@@ -51,9 +51,9 @@ struct pvprof_vcpu_acct {
 #define PVPROF_HOST_NMI_PROBE_EVERY	64U
 
 /*
- * Notices the host remembers, for the stream's callchain records; a notice
+ * Notices the host remembers, for the stream's callchains; a notice
  * still unresolved when its entry is needed again is counted unanswered.
- * Covers the notice ring plus the largest record ring.
+ * Covers the notice ring plus the largest callchain ring.
  */
 #define PVPROF_HOST_HISTORY		128U
 
@@ -74,12 +74,12 @@ struct pvprof_notice_facts {
 /**
  * struct pvprof_host_ring - host state of one registration
  * @geo: buffer geometry
- * @max_depth: frames per record the host accepts, 1..PVPROF_MAX_DEPTH
- * @ustack_size: user stack bytes per record asked for, as last published
- *	in the header (0: records carry no snapshot)
+ * @max_depth: frames per callchain the host accepts, 1..PVPROF_MAX_DEPTH
+ * @ustack_size: user stack bytes per callchain asked for, as last published
+ *	in the header (0: callchains carry no snapshot)
  * @cookie: the registration's cookie, nonzero
  * @notice_head: notices written (seq of the last one)
- * @record_tail: record slots consumed
+ * @chain_tail: callchain slots consumed
  * @nmi_head: notice_head when the last pvprof NMI was injected
  * @nmi_owed: a pvprof NMI was injected and no delivery was attributed to
  *	it yet; outlives the registration, like the NMI itself
@@ -100,7 +100,7 @@ struct pvprof_host_ring {
 	__u32 ustack_size;
 	__u64 cookie;
 	__u64 notice_head;
-	__u64 record_tail;
+	__u64 chain_tail;
 	__u64 nmi_head;
 	bool nmi_owed;
 	__u64 nmi_delivered;
@@ -155,14 +155,14 @@ enum pvprof_nmi_gate pvprof_host_nmi_gate(struct pvprof_host_ring *r,
 					  bool nmi_held, bool nmi_masked);
 bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending);
 void pvprof_host_nmis_discarded(struct pvprof_host_ring *r);
-__u32 pvprof_host_records_ready(struct pvprof_host_ring *r,
-				struct pvprof_vcpu_acct *acct, __u64 guest_record_head);
-__u32 pvprof_host_record_offset(const struct pvprof_host_ring *r);
-__u32 pvprof_host_record_span(const struct pvprof_host_ring *r,
-			      const void *first_slot, __u32 ready);
-__u32 pvprof_host_record_slot_offset(const struct pvprof_host_ring *r, __u32 k);
-enum pvprof_reject pvprof_host_record(struct pvprof_host_ring *r,
-				      struct pvprof_vcpu_acct *acct,
+__u32 pvprof_host_callchains_ready(struct pvprof_host_ring *r,
+				   struct pvprof_vcpu_acct *acct, __u64 guest_chain_head);
+__u32 pvprof_host_callchain_offset(const struct pvprof_host_ring *r);
+__u32 pvprof_host_callchain_span(const struct pvprof_host_ring *r,
+				 const void *first_slot, __u32 ready);
+__u32 pvprof_host_callchain_slot_offset(const struct pvprof_host_ring *r, __u32 k);
+enum pvprof_reject pvprof_host_callchain(struct pvprof_host_ring *r,
+					 struct pvprof_vcpu_acct *acct,
 				      const void *copy, __u32 len);
 const struct pvprof_notice_facts *
 pvprof_host_notice_facts(const struct pvprof_host_ring *r, __u64 seq);

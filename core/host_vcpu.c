@@ -16,11 +16,11 @@
 #define OFF_LINE1_STATE		__builtin_offsetof(struct pvprof_buf_header, state)
 #define OFF_USTACK_SIZE		__builtin_offsetof(struct pvprof_buf_header, ustack_size)
 #define OFF_NOTICE_HEAD		__builtin_offsetof(struct pvprof_buf_header, notice_head)
-#define OFF_RECORD_TAIL		__builtin_offsetof(struct pvprof_buf_header, record_tail)
+#define OFF_CHAIN_TAIL		__builtin_offsetof(struct pvprof_buf_header, chain_tail)
 #define OFF_NMI_HEAD		__builtin_offsetof(struct pvprof_buf_header, nmi_head)
 #define OFF_NMI_DELIVERED	__builtin_offsetof(struct pvprof_buf_header, nmi_delivered)
 #define OFF_NOTICE_TAIL		__builtin_offsetof(struct pvprof_buf_header, notice_tail)
-#define OFF_RECORD_HEAD		__builtin_offsetof(struct pvprof_buf_header, record_head)
+#define OFF_CHAIN_HEAD		__builtin_offsetof(struct pvprof_buf_header, chain_head)
 
 /* The first 16 bytes of the buffer: what the identity check reads. */
 struct pvprof_line0_id {
@@ -69,7 +69,7 @@ static bool vcpu_identity_ok(const struct pvprof_host_vcpu *v)
 }
 
 /*
- * A record with a user stack snapshot: its first slot is in record_copy,
+ * A callchain with a user stack snapshot: its first slot is in chain_copy,
  * the @span - 1 slots after it (wrapping at the ring's end) are read once
  * more, each from guest memory exactly once.
  */
@@ -78,25 +78,25 @@ static int vcpu_read_span(const struct pvprof_host_vcpu *v, __u32 span)
 	__u8 *dst = v->work->span_copy;
 	__u32 k;
 
-	pvprof_memcpy(dst, v->work->record_copy, PVPROF_RECORD_SLOT_SIZE);
+	pvprof_memcpy(dst, v->work->chain_copy, PVPROF_CHAIN_SLOT_SIZE);
 	for (k = 1; k < span; k++)
-		if (v->ops->read(v->ctx, pvprof_host_record_slot_offset(v->ring, k),
-				 dst + k * PVPROF_RECORD_SLOT_SIZE,
-				 PVPROF_RECORD_SLOT_SIZE))
+		if (v->ops->read(v->ctx, pvprof_host_callchain_slot_offset(v->ring, k),
+				 dst + k * PVPROF_CHAIN_SLOT_SIZE,
+				 PVPROF_CHAIN_SLOT_SIZE))
 			return -PVPROF_EFAULT;
 	return 0;
 }
 
 /**
- * pvprof_host_vcpu_drain() - copy, validate and stream the posted records
+ * pvprof_host_vcpu_drain() - copy, validate and stream the posted callchains
  * @v: the vCPU, registered, its indices not exhausted
- * @publish_tail: store record_tail in the buffer afterwards; false for a
+ * @publish_tail: store chain_tail in the buffer afterwards; false for a
  *	drain from a thread other than the vCPU's, which leaves it to the
  *	vCPU's next pass and calls no operation but @read and @emit
  *
- * Copies each posted record once, validates the copy, and emits accepted
+ * Copies each posted callchain once, validates the copy, and emits accepted
  * callchains; a stream that cannot take one counts
- * PVPROF_LOSS_STREAM_OVERFLOW (spec pvprof-record-drain).
+ * PVPROF_LOSS_STREAM_OVERFLOW (spec pvprof-callchain-drain).
  *
  * Context: process context, the vCPU's lock held.
  * Return: 0, or -PVPROF_EFAULT when the buffer could not be accessed.
@@ -108,39 +108,39 @@ int pvprof_host_vcpu_drain(const struct pvprof_host_vcpu *v, bool publish_tail)
 	__u64 head;
 	__u32 n;
 
-	if (ops->read(v->ctx, OFF_RECORD_HEAD, &head, sizeof(head)))
+	if (ops->read(v->ctx, OFF_CHAIN_HEAD, &head, sizeof(head)))
 		return -PVPROF_EFAULT;
-	/* Pairs with the guest's release of record_head. */
+	/* Pairs with the guest's release of chain_head. */
 	pvprof_smp_rmb();
-	n = pvprof_host_records_ready(v->ring, v->acct, head);
+	n = pvprof_host_callchains_ready(v->ring, v->acct, head);
 	while (n) {
-		const struct pvprof_record *rec = (const void *)w->record_copy;
-		__u32 off = pvprof_host_record_offset(v->ring);
+		const struct pvprof_callchain *chain = (const void *)w->chain_copy;
+		__u32 off = pvprof_host_callchain_offset(v->ring);
 		__u32 span = 1;
 
-		if (ops->read(v->ctx, off, w->record_copy, PVPROF_RECORD_SLOT_SIZE))
+		if (ops->read(v->ctx, off, w->chain_copy, PVPROF_CHAIN_SLOT_SIZE))
 			return -PVPROF_EFAULT;
 		if (w->span_copy)
-			span = pvprof_host_record_span(v->ring, w->record_copy, n);
+			span = pvprof_host_callchain_span(v->ring, w->chain_copy, n);
 		if (span > 1) {
 			if (vcpu_read_span(v, span))
 				return -PVPROF_EFAULT;
-			rec = w->span_copy;
+			chain = w->span_copy;
 		}
 		n -= span;
 		w->tail_unpublished = true;
-		if (pvprof_host_record(v->ring, v->acct, rec,
-				       span * PVPROF_RECORD_SLOT_SIZE) != PVPROF_REJ_NONE ||
-		    (rec->flags & PVPROF_REC_F_STALE))
+		if (pvprof_host_callchain(v->ring, v->acct, chain,
+					  span * PVPROF_CHAIN_SLOT_SIZE) != PVPROF_REJ_NONE ||
+		    (chain->flags & PVPROF_CHAIN_F_STALE))
 			continue;
-		if (!ops->emit(v->ctx, pvprof_host_notice_facts(v->ring, rec->seq),
-			       rec, span))
+		if (!ops->emit(v->ctx, pvprof_host_notice_facts(v->ring, chain->seq),
+			       chain, span))
 			v->acct->losses[PVPROF_LOSS_STREAM_OVERFLOW]++;
 	}
 	if (!publish_tail || !w->tail_unpublished)
 		return 0;
 	w->tail_unpublished = false;
-	return ops->store_index(v->ctx, OFF_RECORD_TAIL, v->ring->record_tail);
+	return ops->store_index(v->ctx, OFF_CHAIN_TAIL, v->ring->chain_tail);
 }
 
 /*
@@ -289,9 +289,9 @@ void pvprof_host_vcpu_fold_losses(const struct pvprof_host_vcpu *v,
  *
  * The block "before an entry" of spec pvprof-host-sequence: checks that the
  * buffer is still the registration's (step 1) and that its indices can go on,
- * drains the records written for a ustack_size about to change (step 2),
+ * drains the callchains written for a ustack_size about to change (step 2),
  * publishes the configuration (step 3), turns the pending sample into a
- * notice (step 4), rings the NMI gate (steps 5 and 6) and drains the records
+ * notice (step 4), rings the NMI gate (steps 5 and 6) and drains the callchains
  * (step 7).  An unregistered vCPU's pending sample is counted as
  * PVPROF_LOSS_UNREGISTERED.
  *
@@ -316,7 +316,7 @@ int pvprof_host_vcpu_work(const struct pvprof_host_vcpu *v,
 		return -PVPROF_E2BIG;
 	}
 	/*
-	 * Records posted since the last pass were written for the ustack_size
+	 * Callchains posted since the last pass were written for the ustack_size
 	 * the guest saw then: they are judged by it before a new one is
 	 * published.
 	 */
@@ -364,7 +364,7 @@ int pvprof_host_vcpu_nmi_delivery(const struct pvprof_host_vcpu *v,
  * pvprof_host_vcpu_unregister() - the guest's UNREGISTER, before the drop
  * @v: the vCPU, registered or not
  *
- * Counts a pending sample as PVPROF_LOSS_UNREGISTERED and drains the record
+ * Counts a pending sample as PVPROF_LOSS_UNREGISTERED and drains the callchain
  * ring once if the buffer is still the registration's
  * (spec pvprof-op-unregister).  The caller then ends the registration
  * (pvprof_host_unregister()), and accesses the buffer no more.

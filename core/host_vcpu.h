@@ -2,7 +2,7 @@
 /*
  * pvprof host sequence of one vCPU: the order in which the host reads and
  * writes the guest's buffer, takes the pending sample, rings the NMI gate
- * and drains records (spec pvprof-host-sequence), written once here.
+ * and drains callchains (spec pvprof-host-sequence), written once here.
  *
  * host.h decides; this file sequences those decisions around the guest
  * memory accesses, which it makes through a small table of operations.
@@ -24,7 +24,7 @@
  * @state: PVPROF_STATE_*
  * @event: PVPROF_EVENT_*
  * @period: ns for cpu-clock, events otherwise
- * @ustack_size: user stack bytes asked per record, 0 for none
+ * @ustack_size: user stack bytes asked per callchain, 0 for none
  * @unused: zero; the struct is compared whole
  *
  * @state, @event and @period are laid out as in struct pvprof_buf_header,
@@ -43,13 +43,13 @@ struct pvprof_published {
  * @published: line 1's configuration as last written to the buffer
  * @awaits_nmi_window: the NMI gate opened KVM's NMI window; the notice
  *	step runs again at the next pass even without a sample
- * @tail_unpublished: record_tail moved since it was last written (a
+ * @tail_unpublished: chain_tail moved since it was last written (a
  *	remote drain leaves writing it to the vCPU's next pass)
- * @record_copy: host-private copy of one record slot
+ * @chain_copy: host-private copy of one callchain slot
  * @span_copy: NULL, or 8-byte aligned room for
- *	PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) slots, for records with a
+ *	PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) slots, for callchains with a
  *	user stack snapshot (a guest may announce one spanning every posted
- *	slot; validation rejects it after the copy); without it such records
+ *	slot; validation rejects it after the copy); without it such callchains
  *	are judged one slot at a time, and rejected
  *
  * Unlike struct pvprof_host_ring, it is not reset by a new registration.
@@ -58,7 +58,7 @@ struct pvprof_host_work {
 	struct pvprof_published published;
 	bool awaits_nmi_window;
 	bool tail_unpublished;
-	__u64 record_copy[PVPROF_RECORD_SLOT_SIZE / 8];
+	__u64 chain_copy[PVPROF_CHAIN_SLOT_SIZE / 8];
 	void *span_copy;
 };
 
@@ -81,7 +81,7 @@ struct pvprof_host_work {
  * @open_nmi_window: ask for an exit as soon as the guest can take an NMI;
  *	false, and nothing done, when the NMI mask is not this guest's handler
  *	(SMM, a nested guest)
- * @emit: append the callchain stream record of an accepted record of
+ * @emit: append the callchain stream entry of an accepted callchain of
  *	@slots slots, with the facts of its notice; false when the stream
  *	cannot take it
  *
@@ -100,7 +100,7 @@ struct pvprof_host_ops {
 	void (*inject_nmi)(void *ctx);
 	bool (*open_nmi_window)(void *ctx);
 	bool (*emit)(void *ctx, const struct pvprof_notice_facts *facts,
-		     const struct pvprof_record *rec, __u32 slots);
+		     const struct pvprof_callchain *chain, __u32 slots);
 };
 
 /**

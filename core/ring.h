@@ -11,14 +11,14 @@
 /**
  * struct pvprof_geometry - layout of one registered buffer
  * @size: buffer size in bytes, as registered
- * @record_slots: number of record slots, PVPROF_RECORD_SLOTS(@size)
+ * @chain_slots: number of callchain slots, PVPROF_CHAIN_SLOTS(@size)
  *
  * Both sides derive it from the size they agreed on at registration; it is
  * never read back from shared memory.
  */
 struct pvprof_geometry {
 	__u32 size;
-	__u32 record_slots;
+	__u32 chain_slots;
 };
 
 int pvprof_geometry_init(struct pvprof_geometry *geo, __u64 size);
@@ -28,6 +28,6 @@ bool pvprof_ring_full(__u64 head, __u64 tail, __u32 slots);
 bool pvprof_index_before(__u64 a, __u64 b);
 __u32 pvprof_ring_slot(__u64 index, __u32 slots);
 __u32 pvprof_notice_offset(__u64 index);
-__u32 pvprof_record_offset(const struct pvprof_geometry *geo, __u64 index);
+__u32 pvprof_callchain_offset(const struct pvprof_geometry *geo, __u64 index);
 
 #endif /* _PVPROF_CORE_RING_H */

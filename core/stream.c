@@ -35,7 +35,7 @@ static void put_hdr(struct pvprof_stream_hdr *h, __u16 type, __u32 size,
 }
 
 /**
- * pvprof_st_put_hello() - encode the first record of a stream
+ * pvprof_st_put_hello() - encode the first entry of a stream
  * @buf: destination
  * @cap: bytes available at @buf
  * @time_ns: host CLOCK_MONOTONIC
@@ -59,34 +59,34 @@ __u32 pvprof_st_put_hello(void *buf, __u32 cap, __u64 time_ns, __u32 nr_vcpus)
 }
 
 /**
- * pvprof_st_put_callchain() - encode an accepted record with its notice facts
+ * pvprof_st_put_callchain() - encode an accepted callchain with its notice facts
  * @buf: destination
  * @cap: bytes available at @buf
  * @vcpu_id: the vCPU
  * @time_ns: host CLOCK_MONOTONIC
- * @facts: what the host sampled for the record's notice
- * @rec: the validated copy of the guest's record (frames follow it)
+ * @facts: what the host sampled for the callchain's notice
+ * @chain: the validated copy of the guest's callchain (frames follow it)
  *
- * Return: bytes written, 0 when @cap is too small or @rec is not a
- * consistent record.
+ * Return: bytes written, 0 when @cap is too small or @chain is not a
+ * consistent callchain.
  */
 __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			      const struct pvprof_notice_facts *facts,
-			      const struct pvprof_record *rec)
+			      const struct pvprof_callchain *chain)
 {
 	struct pvprof_st_callchain r;
-	__u32 nr = (__u32)rec->nr_kernel + rec->nr_user;
-	__u32 rec_size = pvprof_record_bytes(nr);
+	__u32 nr = (__u32)chain->nr_kernel + chain->nr_user;
+	__u32 chain_size = pvprof_callchain_bytes(nr);
 	__u32 size;
 
-	/* A validated snapshot's size is consistent (core/record.c). */
-	if (rec->flags & PVPROF_REC_F_USTACK) {
-		if (rec->size < rec_size + sizeof(struct pvprof_ustack))
+	/* A validated snapshot's size is consistent (core/callchain.c). */
+	if (chain->flags & PVPROF_CHAIN_F_USTACK) {
+		if (chain->size < chain_size + sizeof(struct pvprof_ustack))
 			return 0;
-		rec_size = rec->size;
+		chain_size = chain->size;
 	}
-	size = sizeof(r) - sizeof(r.rec) + rec_size;
-	if (nr > PVPROF_MAX_DEPTH || cap < size || size > PVPROF_STREAM_MAX_RECORD)
+	size = sizeof(r) - sizeof(r.chain) + chain_size;
+	if (nr > PVPROF_MAX_DEPTH || cap < size || size > PVPROF_STREAM_MAX_ENTRY)
 		return 0;
 	pvprof_memset(&r, 0, sizeof(r));
 	put_hdr(&r.hdr, PVPROF_ST_CALLCHAIN, size, vcpu_id, time_ns);
@@ -94,11 +94,11 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
 	r.guest_tsc = facts->guest_tsc;
 	r.notice_cpl = facts->cpl;
 	r.event = facts->event;
-	pvprof_memcpy(&r.rec, rec, sizeof(r.rec));
-	r.rec.size = (__u16)rec_size;
-	r.rec.reserved0 = 0;
+	pvprof_memcpy(&r.chain, chain, sizeof(r.chain));
+	r.chain.size = (__u16)chain_size;
+	r.chain.reserved0 = 0;
 	pvprof_memcpy(buf, &r, sizeof(r));
-	pvprof_memcpy((__u8 *)buf + sizeof(r), rec + 1, rec_size - sizeof(r.rec));
+	pvprof_memcpy((__u8 *)buf + sizeof(r), chain + 1, chain_size - sizeof(r.chain));
 	return size;
 }
 
@@ -109,7 +109,7 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
  * @vcpu_id: the vCPU, ~0U for the whole VM
  * @time_ns: host CLOCK_MONOTONIC
  * @reason: PVPROF_LOSS_*
- * @count: losses since the last loss record of this reason
+ * @count: losses since the last LOSS entry of this reason
  *
  * Return: bytes written, 0 when @cap is too small or @reason unknown.
  */
@@ -166,7 +166,7 @@ __u32 pvprof_st_put_vcpu(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
  * @msg: the host's copy of the message, framing checked or not
  * @len: its length
  *
- * The record is padded with zeroes to PVPROF_STREAM_ALIGN.
+ * The entry is padded with zeroes to PVPROF_STREAM_ALIGN.
  *
  * Return: bytes written, 0 when @cap is too small or @msg's framing is
  * invalid.
@@ -197,30 +197,30 @@ static enum pvprof_st_status decode_callchain(struct pvprof_st_view *v)
 	if (v->hdr.size < sizeof(*c))
 		return PVPROF_ST_BAD_SIZE;
 	pvprof_memcpy(&v->u.callchain, v->raw, sizeof(*c));
-	nr = (__u32)c->rec.nr_kernel + c->rec.nr_user;
+	nr = (__u32)c->chain.nr_kernel + c->chain.nr_user;
 	frames_end = sizeof(*c) + 8U * nr;
-	if (nr > PVPROF_MAX_DEPTH || v->hdr.size != sizeof(*c) - sizeof(c->rec) + c->rec.size)
+	if (nr > PVPROF_MAX_DEPTH || v->hdr.size != sizeof(*c) - sizeof(c->chain) + c->chain.size)
 		return PVPROF_ST_BAD_SIZE;
-	if (c->rec.flags & PVPROF_REC_F_USTACK) {
+	if (c->chain.flags & PVPROF_CHAIN_F_USTACK) {
 		struct pvprof_ustack us;
 
 		if (v->hdr.size < frames_end + sizeof(us))
 			return PVPROF_ST_BAD_SIZE;
 		pvprof_memcpy(&us, v->raw + frames_end, sizeof(us));
 		if (us.size > PVPROF_USTACK_MAX ||
-		    c->rec.size != pvprof_record_ustack_bytes(nr, us.size))
+		    c->chain.size != pvprof_callchain_ustack_bytes(nr, us.size))
 			return PVPROF_ST_BAD_SIZE;
 		if (us.reserved0)
 			return PVPROF_ST_RESERVED;
 		pvprof_memcpy(v->ustack_regs, us.regs, sizeof(us.regs));
 		v->ustack_size = us.size;
 		v->ustack_data = v->raw + frames_end + sizeof(us);
-	} else if (c->rec.size != sizeof(c->rec) + 8U * nr) {
+	} else if (c->chain.size != sizeof(c->chain) + 8U * nr) {
 		return PVPROF_ST_BAD_SIZE;
 	}
-	if (c->reserved0 || c->reserved1 || c->rec.reserved0)
+	if (c->reserved0 || c->reserved1 || c->chain.reserved0)
 		return PVPROF_ST_RESERVED;
-	if (c->rec.flags & ~PVPROF_REC_F_ALL)
+	if (c->chain.flags & ~PVPROF_CHAIN_F_ALL)
 		return PVPROF_ST_BAD_FIELD;
 	v->nr_frames = nr;
 	return PVPROF_ST_OK;
@@ -283,14 +283,14 @@ static enum pvprof_st_status decode_body(struct pvprof_st_view *v)
 }
 
 /**
- * pvprof_st_decode() - decode the record at the start of a buffer
+ * pvprof_st_decode() - decode the entry at the start of a buffer
  * @buf: the bytes, any alignment
  * @avail: bytes available at @buf
- * @v: filled with the record on PVPROF_ST_OK (hdr is set whenever a whole
+ * @v: filled with the entry on PVPROF_ST_OK (hdr is set whenever a whole
  *	header was available)
  *
  * Checks, in order: a whole header, size >= header, size a multiple of
- * PVPROF_STREAM_ALIGN, size <= PVPROF_STREAM_MAX_RECORD, size <= @avail,
+ * PVPROF_STREAM_ALIGN, size <= PVPROF_STREAM_MAX_ENTRY, size <= @avail,
  * header flags and reserved zero, then the type's own rules.  Reads only
  * [@buf, @buf + @avail).
  *
@@ -309,7 +309,7 @@ enum pvprof_st_status pvprof_st_decode(const void *buf, __u64 avail,
 		return PVPROF_ST_SMALL;
 	if (v->hdr.size % PVPROF_STREAM_ALIGN)
 		return PVPROF_ST_MISALIGNED;
-	if (v->hdr.size > PVPROF_STREAM_MAX_RECORD)
+	if (v->hdr.size > PVPROF_STREAM_MAX_ENTRY)
 		return PVPROF_ST_LARGE;
 	if (v->hdr.size > avail)
 		return PVPROF_ST_TRUNCATED;
@@ -320,9 +320,9 @@ enum pvprof_st_status pvprof_st_decode(const void *buf, __u64 avail,
 }
 
 /**
- * pvprof_st_iter_init() - start walking a stream from its first record
+ * pvprof_st_iter_init() - start walking a stream from its first entry
  * @it: iterator
- * @buf: the stream's bytes, from its first record on
+ * @buf: the stream's bytes, from its first entry on
  * @len: their number
  */
 void pvprof_st_iter_init(struct pvprof_st_iter *it, const void *buf, __u64 len)
@@ -330,21 +330,21 @@ void pvprof_st_iter_init(struct pvprof_st_iter *it, const void *buf, __u64 len)
 	it->buf = buf;
 	it->len = len;
 	it->pos = 0;
-	it->records = 0;
+	it->entries = 0;
 	it->status = PVPROF_ST_OK;
 }
 
 /**
  * pvprof_st_iter_feed() - go on with a stream's next bytes
  * @it: an iterator started with pvprof_st_iter_init(), or zeroed
- * @buf: the stream's next bytes: whole records, the first one right after
- *	the last record of the bytes before
+ * @buf: the stream's next bytes: whole entries, the first one right after
+ *	the last entry of the bytes before
  * @len: their number
  *
  * A stream read in pieces (each read(2) of a stream fd, each STREAM section
  * of a recording) is walked by one iterator: the HELLO rule is the stream's,
- * not each piece's, and @it->records goes on counting.  @it->pos starts
- * again at 0, in @buf.  A piece starts at a record, so framing lost in the
+ * not each piece's, and @it->entries goes on counting.  @it->pos starts
+ * again at 0, in @buf.  A piece starts at an entry, so framing lost in the
  * piece before is known again: its error does not stick to this one.
  */
 void pvprof_st_iter_feed(struct pvprof_st_iter *it, const void *buf, __u64 len)
@@ -356,14 +356,14 @@ void pvprof_st_iter_feed(struct pvprof_st_iter *it, const void *buf, __u64 len)
 }
 
 /**
- * pvprof_st_iter_next() - decode the next record of a stream
+ * pvprof_st_iter_next() - decode the next entry of a stream
  * @it: iterator
- * @v: the record, on PVPROF_ST_OK
+ * @v: the entry, on PVPROF_ST_OK
  *
- * The first record must be PVPROF_ST_HELLO.  After an error the iterator
- * stays at the bad record and keeps returning the error.
+ * The first entry must be PVPROF_ST_HELLO.  After an error the iterator
+ * stays at the bad entry and keeps returning the error.
  *
- * Return: PVPROF_ST_OK, PVPROF_ST_END after the last record, or an error.
+ * Return: PVPROF_ST_OK, PVPROF_ST_END after the last entry, or an error.
  */
 enum pvprof_st_status pvprof_st_iter_next(struct pvprof_st_iter *it,
 					  struct pvprof_st_view *v)
@@ -373,7 +373,7 @@ enum pvprof_st_status pvprof_st_iter_next(struct pvprof_st_iter *it,
 	if (it->status != PVPROF_ST_OK)
 		return it->status;
 	st = pvprof_st_decode(it->buf + it->pos, it->len - it->pos, v);
-	if (st == PVPROF_ST_OK && !it->records && v->hdr.type != PVPROF_ST_HELLO)
+	if (st == PVPROF_ST_OK && !it->entries && v->hdr.type != PVPROF_ST_HELLO)
 		st = PVPROF_ST_NO_HELLO;
 	if (st == PVPROF_ST_END)
 		return st;
@@ -382,7 +382,7 @@ enum pvprof_st_status pvprof_st_iter_next(struct pvprof_st_iter *it,
 		return st;
 	}
 	it->pos += v->hdr.size;
-	it->records++;
+	it->entries++;
 	return PVPROF_ST_OK;
 }
 

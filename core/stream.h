@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pvprof stream: encoding records into a caller-provided buffer, and a
+ * pvprof stream: encoding entries into a caller-provided buffer, and a
  * decoder that checks framing and never reads past its buffer.
  */
 #ifndef _PVPROF_CORE_STREAM_H
@@ -10,13 +10,13 @@
 #include "host.h"
 
 /**
- * enum pvprof_st_status - result of decoding one stream record
- * @PVPROF_ST_OK: a record was decoded (its type may be unknown: skip it)
+ * enum pvprof_st_status - result of decoding one stream entry
+ * @PVPROF_ST_OK: an entry was decoded (its type may be unknown: skip it)
  * @PVPROF_ST_END: no bytes left
  * @PVPROF_ST_TRUNCATED: fewer bytes than the header or than its size
  * @PVPROF_ST_SMALL: size below the stream header
  * @PVPROF_ST_MISALIGNED: size not a multiple of PVPROF_STREAM_ALIGN
- * @PVPROF_ST_LARGE: size above PVPROF_STREAM_MAX_RECORD
+ * @PVPROF_ST_LARGE: size above PVPROF_STREAM_MAX_ENTRY
  * @PVPROF_ST_RESERVED: header flags or a reserved field nonzero
  * @PVPROF_ST_BAD_SIZE: size inconsistent with the type's contents
  * @PVPROF_ST_BAD_FIELD: a field out of range (version, reason, event, ...)
@@ -38,9 +38,9 @@ enum pvprof_st_status {
 };
 
 /**
- * struct pvprof_st_view - one decoded stream record
+ * struct pvprof_st_view - one decoded stream entry
  * @hdr: copy of its header
- * @raw: the record in the decoder's buffer (any alignment), @hdr.size bytes
+ * @raw: the entry in the decoder's buffer (any alignment), @hdr.size bytes
  * @nr_frames: callchain frames at @raw + sizeof(struct pvprof_st_callchain);
  *	read them with pvprof_st_frame()
  * @ustack_regs: a callchain's user registers (PVPROF_UREG_*), when
@@ -76,25 +76,25 @@ struct pvprof_st_view {
 };
 
 /**
- * struct pvprof_st_iter - walks the records of a stream buffer
+ * struct pvprof_st_iter - walks the entries of a stream buffer
  * @buf: the bytes
  * @len: their number
- * @pos: offset in @buf of the next record; after an error, of the bad one
- * @records: records decoded so far
+ * @pos: offset in @buf of the next entry; after an error, of the bad one
+ * @entries: entries decoded so far
  * @status: sticky status after the first error (framing is lost then)
  */
 struct pvprof_st_iter {
 	const __u8 *buf;
 	__u64 len;
 	__u64 pos;
-	__u64 records;
+	__u64 entries;
 	enum pvprof_st_status status;
 };
 
 __u32 pvprof_st_put_hello(void *buf, __u32 cap, __u64 time_ns, __u32 nr_vcpus);
 __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			      const struct pvprof_notice_facts *facts,
-			      const struct pvprof_record *rec);
+			      const struct pvprof_callchain *chain);
 __u32 pvprof_st_put_loss(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,
 			 __u32 reason, __u64 count);
 __u32 pvprof_st_put_vcpu(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns,

@@ -10,7 +10,7 @@
  * build-id table is shared by both threads: a liburcu lock-free hash
  * table: the collector inserts entries and marks the publication that
  * wants their symbols; the reader, under the RCU read lock, skips a job a
- * newer publication has superseded and records how many symbols it sent.
+ * newer publication has superseded and notes how many symbols it sent.
  *
  * The vDSO is no file: the agent copies the image the kernel mapped into
  * its own address space at start (the same for every 64-bit process of the
@@ -210,9 +210,9 @@ static int open_job(const struct job *j)
 
 /*
  * Still wanted: the collector has not started another publication since
- * (which would ask again); set @nr on the entry when @record.
+ * (which would ask again); set @nr on the entry when @note.
  */
-static bool job_current(const struct job *j, bool record, size_t nr)
+static bool job_current(const struct job *j, bool note, size_t nr)
 {
 	struct cds_lfht_iter iter;
 	struct cds_lfht_node *node;
@@ -225,7 +225,7 @@ static bool job_current(const struct job *j, bool record, size_t nr)
 	if (node) {
 		e = caa_container_of(node, struct bid_entry, node);
 		current = uatomic_read(&e->published) == j->publication;
-		if (record)
+		if (note)
 			uatomic_set(&e->nr_syms, nr);
 	}
 	rcu_read_unlock();

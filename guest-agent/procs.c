@@ -9,7 +9,7 @@
  * merged by time before use, so that a process that moved between CPUs is
  * seen in order.
  *
- * exec_gen must equal what the driver records (task->self_exec_id), which
+ * exec_gen must equal what the driver stores (task->self_exec_id), which
  * user space cannot read: the driver's PVPROF_DEV_EXEC_GEN gives it for a
  * live process.  Between snapshots the agent derives it from the records:
  * fork copies it, exec increments it.  Each process remembers when its

@@ -101,7 +101,7 @@ static void drop_all_locked(struct queue *q)
  * @m: the message, owned by the queue from now on
  * @bulk_msg: a symbol chunk (sent after every live event)
  *
- * While sampling is off the message is dropped (nobody records it); when
+ * While sampling is off the message is dropped (nobody reads it); when
  * the queues already hold PVPROFD_QUEUE_MAX bytes it is dropped and counted
  * lost.
  */

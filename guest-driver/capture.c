@@ -7,11 +7,11 @@
  * registers the way perf_callchain_kernel() does.  The user stack is walked
  * by frame pointers with copy_from_user_nmi(), which refuses when the
  * current mm is not the one loaded (nmi_uaccess_okay()) and never faults
- * pages in.  Every address that goes into a record is checked against the
+ * pages in.  Every address that goes into a callchain is checked against the
  * half of the address space the host will accept it from: a frame the host
  * would reject would cost the whole sample.
  *
- * When the host asks for them, a record also carries the user registers
+ * When the host asks for them, a callchain also carries the user registers
  * and the top of the user stack (spec pvprof-ustack), copied the same way,
  * so that the host can unwind code without frame pointers.
  */
@@ -25,7 +25,7 @@
 #include <asm/segment.h>
 #include <asm/unwind.h>
 
-#include "core/record.h"
+#include "core/callchain.h"
 #include "pvprof_guest.h"
 
 /* One frame of a frame-pointer chain: saved frame pointer, return address. */
@@ -60,20 +60,20 @@ static u32 pvprof_capture_kernel(struct pt_regs *regs, u64 *frames, u32 max,
 		if (!addr)
 			break;
 		if (nr == max || addr < PVPROF_KERNEL_HALF_START) {
-			*flags |= PVPROF_REC_F_TRUNCATED;
+			*flags |= PVPROF_CHAIN_F_TRUNCATED;
 			return nr;
 		}
 		frames[nr++] = addr;
 	}
 	if (unwind_error(&state))
-		*flags |= PVPROF_REC_F_TRUNCATED;
+		*flags |= PVPROF_CHAIN_F_TRUNCATED;
 	return nr;
 }
 
 /*
  * The top of the stack @sp points into, as far as NMI context can tell: the
  * main thread's stack ends with the environment strings, which the mm
- * records; a thread's stack is an anonymous mapping NMI context cannot look
+ * callchains; a thread's stack is an anonymous mapping NMI context cannot look
  * up, so its top is unknown (0).
  */
 static u64 pvprof_user_stack_top(u64 sp)
@@ -114,7 +114,7 @@ static u32 pvprof_walk_user64(struct pt_regs *regs, u64 *frames, u32 max,
 	u32 nr = 0;
 
 	if (!fp) {
-		*flags |= PVPROF_REC_F_TRUNCATED;
+		*flags |= PVPROF_CHAIN_F_TRUNCATED;
 		return 0;
 	}
 	while (fp) {
@@ -124,7 +124,7 @@ static u32 pvprof_walk_user64(struct pt_regs *regs, u64 *frames, u32 max,
 				       sizeof(frame)) ||
 		    !frame.ret || !pvprof_user_addr(frame.ret) ||
 		    pvprof_stack_addr(frame.ret, regs->sp, fp + sizeof(frame), top)) {
-			*flags |= PVPROF_REC_F_TRUNCATED;
+			*flags |= PVPROF_CHAIN_F_TRUNCATED;
 			break;
 		}
 		frames[nr++] = frame.ret;
@@ -149,7 +149,7 @@ static u32 pvprof_walk_user32(struct pt_regs *regs, u64 *frames, u32 max,
 	u32 nr = 0;
 
 	if (regs->cs != __USER32_CS || regs->ss != __USER_DS || !fp) {
-		*flags |= PVPROF_REC_F_TRUNCATED;
+		*flags |= PVPROF_CHAIN_F_TRUNCATED;
 		return 0;
 	}
 	while (fp) {
@@ -159,7 +159,7 @@ static u32 pvprof_walk_user32(struct pt_regs *regs, u64 *frames, u32 max,
 				       sizeof(frame)) ||
 		    !frame.ret ||
 		    pvprof_stack_addr(frame.ret, regs->sp, (u64)fp + sizeof(frame), top)) {
-			*flags |= PVPROF_REC_F_TRUNCATED;
+			*flags |= PVPROF_CHAIN_F_TRUNCATED;
 			break;
 		}
 		frames[nr++] = frame.ret;
@@ -174,12 +174,12 @@ static u32 pvprof_capture_user(struct pt_regs *regs, u64 *frames, u32 max,
 			       u32 *flags)
 {
 	if (!max || !user_mode(regs) || !pvprof_user_addr(regs->ip)) {
-		*flags |= PVPROF_REC_F_TRUNCATED;
+		*flags |= PVPROF_CHAIN_F_TRUNCATED;
 		return 0;
 	}
 	frames[0] = regs->ip;
 	if (!user_64bit_mode(regs)) {
-		*flags |= PVPROF_REC_F_COMPAT;
+		*flags |= PVPROF_CHAIN_F_COMPAT;
 		return 1 + pvprof_walk_user32(regs, frames + 1, max - 1, flags);
 	}
 	return 1 + pvprof_walk_user64(regs, frames + 1, max - 1, flags);
@@ -200,7 +200,7 @@ static struct pt_regs *pvprof_user_regs(struct pt_regs *regs)
 /**
  * pvprof_capture_ustack() - snapshot the user registers and stack
  * @ctx: the NMI's pt_regs
- * @rec: the record pvprof_capture() filled, with user frames
+ * @chain: the callchain pvprof_capture() filled, with user frames
  * @regs: PVPROF_UREG_* to fill
  * @data: where the stack goes
  * @max: bytes that fit at @data
@@ -215,7 +215,7 @@ static struct pt_regs *pvprof_user_regs(struct pt_regs *regs)
  * Context: NMI.
  * Return: bytes copied, or -1 when there is no 64-bit user context.
  */
-int pvprof_capture_ustack(void *ctx, const struct pvprof_record *rec,
+int pvprof_capture_ustack(void *ctx, const struct pvprof_callchain *chain,
 			  __u64 *regs, __u8 *data, __u32 max)
 {
 	struct pt_regs *user = pvprof_user_regs(ctx);
@@ -242,55 +242,55 @@ int pvprof_capture_ustack(void *ctx, const struct pvprof_record *rec,
 NOKPROBE_SYMBOL(pvprof_capture_ustack);
 
 /**
- * pvprof_capture() - fill the callchain record of the newest notice
+ * pvprof_capture() - fill the callchain of the newest notice
  * @ctx: the NMI's pt_regs (the interrupted context)
  * @n: copy of the notice answered
- * @rec: record to fill; seq is set, the rest is zero
+ * @chain: callchain to fill; seq is set, the rest is zero
  * @max_frames: frames the host accepts, 1..PVPROF_MAX_DEPTH
  *
- * The record identifies the interrupted task by its init-namespace ids and
+ * The callchain identifies the interrupted task by its init-namespace ids and
  * its exec generation.  Linux keeps no per-task exec counter; the closest
  * honest value is task_struct.self_exec_id, which every execve increments
  * and fork copies (a forked child runs its parent's image until it execs),
  * so (pid, exec_gen) names one process image.  Only its low 32 bits are
- * recorded.
+ * kept.
  *
  * Context: NMI.  No locks, no allocation, no page faults.
  */
 void pvprof_capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, __u32 max_frames)
+		    struct pvprof_callchain *chain, __u32 max_frames)
 {
 	struct pt_regs *regs = ctx;
 	struct task_struct *task = current;
-	u64 *frames = pvprof_record_frames(rec);
+	u64 *frames = pvprof_callchain_frames(chain);
 	struct pt_regs *user_regs;
 	u32 flags = 0, nr_kernel = 0, nr_user = 0;
 
-	rec->time_ns = ktime_get_mono_fast_ns();
+	chain->time_ns = ktime_get_mono_fast_ns();
 	if (!is_idle_task(task)) {
-		rec->pid = task_tgid_nr(task);
-		rec->tid = task_pid_nr(task);
+		chain->pid = task_tgid_nr(task);
+		chain->tid = task_pid_nr(task);
 	}
-	rec->exec_gen = (u32)READ_ONCE(task->self_exec_id);
+	chain->exec_gen = (u32)READ_ONCE(task->self_exec_id);
 	if (regs->ip != n->ip)
-		flags |= PVPROF_REC_F_SKEWED;
+		flags |= PVPROF_CHAIN_F_SKEWED;
 
 	user_regs = pvprof_user_regs(regs);
 	if (user_mode(regs)) {
-		flags |= PVPROF_REC_F_USER;
+		flags |= PVPROF_CHAIN_F_USER;
 	} else {
 		nr_kernel = pvprof_capture_kernel(regs, frames, max_frames, &flags);
 		if ((task->flags & PF_KTHREAD) || is_idle_task(task))
-			flags |= PVPROF_REC_F_KTHREAD;
+			flags |= PVPROF_CHAIN_F_KTHREAD;
 		else if (!task->mm)
 			/* An exiting task: its user stack is gone. */
-			flags |= PVPROF_REC_F_TRUNCATED;
+			flags |= PVPROF_CHAIN_F_TRUNCATED;
 	}
 	if (user_regs)
 		nr_user = pvprof_capture_user(user_regs, frames + nr_kernel,
 					      max_frames - nr_kernel, &flags);
-	rec->flags = flags;
-	rec->nr_kernel = nr_kernel;
-	rec->nr_user = nr_user;
+	chain->flags = flags;
+	chain->nr_kernel = nr_kernel;
+	chain->nr_user = nr_user;
 }
 NOKPROBE_SYMBOL(pvprof_capture);

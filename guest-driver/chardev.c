@@ -179,7 +179,7 @@ static __poll_t pvprof_sb_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
-/* The exec generation as pvprof_capture() records it (capture.c). */
+/* The exec generation as pvprof_capture() stores it (capture.c). */
 static long pvprof_sb_exec_gen(struct pvprof_dev_exec_gen __user *uarg)
 {
 	struct pvprof_dev_exec_gen arg;

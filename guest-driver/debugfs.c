@@ -33,7 +33,7 @@ static void pvprof_sum_stats(struct pvprof_cpu_stats *sum)
 		sum->nmis_claimed += READ_ONCE(s->nmis_claimed);
 		sum->nmis_merged += READ_ONCE(s->nmis_merged);
 		sum->notices += READ_ONCE(s->notices);
-		sum->records += READ_ONCE(s->records);
+		sum->callchains += READ_ONCE(s->callchains);
 		sum->stale += READ_ONCE(s->stale);
 		sum->dropped += READ_ONCE(s->dropped);
 		sum->garbage += READ_ONCE(s->garbage);
@@ -65,7 +65,8 @@ static int stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "nmis_claimed %llu\n", sum.nmis_claimed);
 	seq_printf(m, "nmis_merged %llu\n", sum.nmis_merged);
 	seq_printf(m, "notices %llu\n", sum.notices);
-	seq_printf(m, "records %llu\n", sum.records);
+	/* "records": the key scripts read since before callchain was the word. */
+	seq_printf(m, "records %llu\n", sum.callchains);
 	seq_printf(m, "stale %llu\n", sum.stale);
 	seq_printf(m, "dropped %llu\n", sum.dropped);
 	seq_printf(m, "garbage %llu\n", sum.garbage);
@@ -91,6 +92,7 @@ static int cpus_show(struct seq_file *m, void *unused)
 {
 	unsigned int cpu;
 
+	/* Its records column counts callchains; the name stays for scripts. */
 	seq_puts(m, "cpu state active leaked notices records stale dropped registrations reregistrations registration_failures\n");
 	for_each_possible_cpu(cpu) {
 		const struct pvprof_cpu *pc = per_cpu_ptr(&pvprof_cpus, cpu);
@@ -100,7 +102,7 @@ static int cpus_show(struct seq_file *m, void *unused)
 			   state < ARRAY_SIZE(pvprof_state_names) ?
 			   pvprof_state_names[state] : "?",
 			   READ_ONCE(pc->active), READ_ONCE(pc->leaked),
-			   READ_ONCE(pc->stats.notices), READ_ONCE(pc->stats.records),
+			   READ_ONCE(pc->stats.notices), READ_ONCE(pc->stats.callchains),
 			   READ_ONCE(pc->stats.stale), READ_ONCE(pc->stats.dropped),
 			   READ_ONCE(pc->stats.registrations),
 			   READ_ONCE(pc->stats.reregistrations),

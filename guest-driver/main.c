@@ -342,7 +342,7 @@ static int pvprof_nmi(unsigned int type, struct pt_regs *regs)
 	ns = ktime_get_mono_fast_ns() - start;
 	pc->stats.garbage += res.garbage;
 	pc->stats.notices += res.consumed;
-	pc->stats.records += res.callchains;
+	pc->stats.callchains += res.callchains;
 	pc->stats.stale += res.stale;
 	pc->stats.dropped += res.dropped;
 	pc->stats.handler_ns[min_t(u32, fls64(ns), PVPROF_HIST_BUCKETS - 1)]++;
@@ -503,7 +503,7 @@ static bool pvprof_detect(void)
 			"; sideband only" : "");
 		return pvprof_host.features & PVPROF_FEAT_SIDEBAND;
 	}
-	/* Room for records with user stack snapshots when the host takes them. */
+	/* Room for callchains with user stack snapshots when the host takes them. */
 	if (!pvprof_buf_size)
 		pvprof_buf_size = pvprof_host.features & PVPROF_FEAT_USER_STACK ?
 				  PVPROF_BUF_MAX_SIZE : 16384;

@@ -20,9 +20,9 @@
  * @nmis_merged: claims that covered two or more deliveries (an NMI nested
  *	in the handler after an IRET in it)
  * @notices: notices consumed
- * @records: callchain records posted
- * @stale: stale records posted
- * @dropped: notices left unanswered because the record ring was full
+ * @callchains: callchains posted with a stack (stale ones not counted)
+ * @stale: stale callchains posted
+ * @dropped: notices left unanswered because the callchain ring was full
  * @garbage: NMIs that found an out-of-bounds notice_head
  * @registrations: successful REGISTER calls
  * @queries: QUERY calls of the periodic check (one per period while
@@ -40,7 +40,7 @@ struct pvprof_cpu_stats {
 	u64 nmis_claimed;
 	u64 nmis_merged;
 	u64 notices;
-	u64 records;
+	u64 callchains;
 	u64 stale;
 	u64 dropped;
 	u64 garbage;
@@ -66,18 +66,18 @@ enum pvprof_cpu_state {
 };
 
 /*
- * A record with a snapshot stays within half the largest ring
+ * A callchain with a snapshot stays within half the largest ring
  * (spec pvprof-ustack): 30 slots.
  */
-#define PVPROF_SCRATCH_SIZE	(PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) / 2 * \
-				 PVPROF_RECORD_SLOT_SIZE)
+#define PVPROF_SCRATCH_SIZE	(PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) / 2 * \
+				 PVPROF_CHAIN_SLOT_SIZE)
 
 /**
  * struct pvprof_cpu - one CPU's buffer and registration
  * @gb: the buffer as the shared core sees it
  * @pages: the buffer's pages, allocated when the CPU first comes online
  * @scratch: PVPROF_SCRATCH_SIZE bytes where the NMI handler builds a
- *	record with a user stack snapshot (NULL without PVPROF_FEAT_USER_STACK)
+ *	callchain with a user stack snapshot (NULL without PVPROF_FEAT_USER_STACK)
  * @gpa: guest physical address of @pages
  * @active: the NMI handler may touch the buffer (set after REGISTER
  *	returned 0, cleared before UNREGISTER and before zeroing)
@@ -149,10 +149,10 @@ static inline long pvprof_hypercall(unsigned long op, unsigned long a1,
 	return kvm_hypercall4(PVPROF_HC_NR, op, a1, a2, a3);
 }
 
-int pvprof_capture_ustack(void *ctx, const struct pvprof_record *rec,
+int pvprof_capture_ustack(void *ctx, const struct pvprof_callchain *chain,
 			  __u64 *regs, __u8 *data, __u32 max);
 void pvprof_capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, __u32 max_frames);
+		    struct pvprof_callchain *chain, __u32 max_frames);
 
 int pvprof_chardev_init(void);
 void pvprof_chardev_exit(void);

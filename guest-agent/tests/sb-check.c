@@ -2,7 +2,7 @@
 /*
  * sb-check: the agent test's judge.  Reads a kvm-pvprof recording, feeds
  * every sideband message to the host symbolizer, resolves every frame of
- * every callchain record, and prints what the test checks as "FACT name
+ * every callchain, and prints what the test checks as "FACT name
  * value" lines:
  *
  *   sideband_messages, sideband_bytes, sideband_max_bytes_2s (the most in
@@ -60,7 +60,7 @@ static void *grow(void *p, size_t *cap, size_t n, size_t size)
 	return p;
 }
 
-static int on_record(void *arg, const struct pvprof_st_view *v, uint64_t off)
+static int on_entry(void *arg, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct ctx *c = arg;
 	struct sample *s;
@@ -75,9 +75,9 @@ static int on_record(void *arg, const struct pvprof_st_view *v, uint64_t off)
 	} else if (v->hdr.type == PVPROF_ST_CALLCHAIN) {
 		c->samples = grow(c->samples, &c->cap_samples, c->nr_samples, sizeof(*s));
 		s = &c->samples[c->nr_samples++];
-		s->pid = v->u.callchain.rec.pid;
-		s->exec_gen = v->u.callchain.rec.exec_gen;
-		s->nr_kernel = v->u.callchain.rec.nr_kernel;
+		s->pid = v->u.callchain.chain.pid;
+		s->exec_gen = v->u.callchain.chain.exec_gen;
+		s->nr_kernel = v->u.callchain.chain.nr_kernel;
 		s->nr = v->nr_frames;
 		s->frames = calloc(s->nr ? s->nr : 1, sizeof(*s->frames));
 		if (!s->frames) {
@@ -90,7 +90,7 @@ static int on_record(void *arg, const struct pvprof_st_view *v, uint64_t off)
 	return 0;
 }
 
-/* The most sideband bytes in any window of WINDOW_NS (records are in host time order). */
+/* The most sideband bytes in any window of WINDOW_NS (entries are in host time order). */
 static uint64_t max_window(const struct ctx *c)
 {
 	uint64_t best = 0, cur = 0;
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	c.sym = pvprof_symbolizer_new();
 	if (!c.sym)
 		return 1;
-	recording_for_each(&r, on_record, &c);
+	recording_for_each(&r, on_entry, &c);
 	for (i = 0; i < c.nr_samples; i++) {
 		const struct sample *s = &c.samples[i];
 		const char *comm = pvprof_symbolizer_comm(c.sym, s->pid, s->exec_gen);

@@ -86,7 +86,7 @@ user_symbols() {
 
 # check_selftest CASE CONSOLE: the NMI-path self-test's report.
 check_selftest() {
-	local case=$1 con=$2 out1 out3 pid rec kframes uframes usyms
+	local case=$1 con=$2 out1 out3 pid chain kframes uframes usyms
 	out1=$(facts "$con" selftest_1_line)
 	out3=$(facts "$con" selftest_3_line)
 	local statuses
@@ -96,13 +96,13 @@ check_selftest() {
 	check "$case-selftest-one-notice-claimed" "$(grep '^cpu' <<< "$out1")" \
 		grep -q '^cpu [0-9]* verdict claimed consumed 1 callchains 1 stale 0 dropped 0 notice_tail 1 guest_errors 0$' <<< "$out1"
 	pid=$(sed -n 's/^pid //p' <<< "$out1")
-	rec=$(grep '^record seq 1 ' <<< "$out1")
-	check "$case-selftest-record-accepted" "'$rec'" grep -q ' verdict accepted$' <<< "$rec"
-	check "$case-selftest-record-ids" "'$rec', writer pid '$pid'" \
-		grep -q "^record seq 1 pid $pid tid $pid " <<< "$rec"
+	chain=$(grep '^callchain seq 1 ' <<< "$out1")
+	check "$case-selftest-callchain-accepted" "'$chain'" grep -q ' verdict accepted$' <<< "$chain"
+	check "$case-selftest-callchain-ids" "'$chain', writer pid '$pid'" \
+		grep -q "^callchain seq 1 pid $pid tid $pid " <<< "$chain"
 	# Kernel context, not a kernel thread, skewed (the fake notice has ip 0).
-	check "$case-selftest-record-flags" "'$rec'" \
-		eval '[ -n "$rec" ] && (( ($(sed "s/.* flags \([0-9a-fx]*\) .*/\1/" <<< "$rec") & 0x1d) == 0x4 ))'
+	check "$case-selftest-callchain-flags" "'$chain'" \
+		eval '[ -n "$chain" ] && (( ($(sed "s/.* flags \([0-9a-fx]*\) .*/\1/" <<< "$chain") & 0x1d) == 0x4 ))'
 	kframes=$(sed -n 's/^kernel //p' <<< "$out1")
 	check "$case-selftest-kernel-path" "kernel frames: $(tr '\n' ' ' <<< "$kframes")" \
 		eval 'grep -q "^st_write+" <<< "$kframes" && grep -q "^ksys_write+" <<< "$kframes" && grep -q "^do_syscall_64+" <<< "$kframes"'
@@ -120,9 +120,9 @@ check_selftest() {
 		[ "$(fact "$con" selftest_unclaimed_unknown)" = 2 ]
 	check "$case-selftest-three-notices" "$(grep '^cpu' <<< "$out3")" \
 		grep -q '^cpu [0-9]* verdict claimed consumed 3 callchains 1 stale 2 dropped 0 notice_tail 3 guest_errors 0$' <<< "$out3"
-	check "$case-selftest-stale-then-callchain" "$(grep '^record' <<< "$out3" | tr '\n' ';')" \
-		eval '[ "$(grep -c "^record seq [12] .* flags 0x[0-9a-f]*[89a-f] nr_kernel 0 nr_user 0 verdict accepted$" <<< "$out3")" = 2 ] &&
-		      grep -q "^record seq 3 .* nr_kernel [1-9][0-9]* .* verdict accepted$" <<< "$out3"'
+	check "$case-selftest-stale-then-callchain" "$(grep '^callchain' <<< "$out3" | tr '\n' ';')" \
+		eval '[ "$(grep -c "^callchain seq [12] .* flags 0x[0-9a-f]*[89a-f] nr_kernel 0 nr_user 0 verdict accepted$" <<< "$out3")" = 2 ] &&
+		      grep -q "^callchain seq 3 .* nr_kernel [1-9][0-9]* .* verdict accepted$" <<< "$out3"'
 }
 
 l2_kernel_select

@@ -6,9 +6,9 @@
 # Needs a host that offers PVPROF_FEAT_CPU_CLOCK and NMI_DELIVERED (the host
 # data path); on a host without them the registration checks fail and say so.
 #
-# Checks: both vCPUs registered; the host accepted callchain records and
-# rejected none (loss reason "invalid" 0); the guest's books balance
-# (notices == records + stale + dropped, no garbage, no errors); 20 rounds
+# Checks: both vCPUs registered; the host accepted callchains and rejected
+# none (loss reason "invalid" 0); the guest's books balance (notices ==
+# callchains + stale + dropped, no garbage, no errors); 20 rounds
 # of NMI backtraces of all CPUs while sampling with neither a panic nor an
 # unknown-NMI report; 10 NMIs injected through QMP reported as unknown
 # exactly once (pvprof hides none and adds none); unload is
@@ -104,14 +104,15 @@ check insmod "insmod exited '$(fact insmod_status)'" [ "$(fact insmod_status)" =
 check enable "$(tr '\n' ' ' < "$outdir/enable.out" 2>/dev/null)" grep -qx 'enable_status 0' "$outdir/enable.out"
 check both-vcpus-registered "$(grep 'vCPUs:' "$outdir/status.out" 2>/dev/null)" \
 	grep -qE '^ *vCPUs: *2, 2 registered$' "$outdir/status.out"
-host_records=$(sed -n 's/^ *totals:.* records \([0-9]*\).*/\1/p' "$outdir/status.out")
-check host-accepts-records "host totals: $(grep 'totals:' "$outdir/status.out")" [ "${host_records:-0}" -gt 0 ]
+host_callchains=$(sed -n 's/^ *totals:.* callchains \([0-9]*\).*/\1/p' "$outdir/status.out")
+check host-accepts-callchains "host totals: $(grep 'totals:' "$outdir/status.out")" [ "${host_callchains:-0}" -gt 0 ]
 check host-rejects-none "$(grep -E '^ *invalid ' "$outdir/status.out")" \
 	grep -qE '^ *invalid +0$' "$outdir/status.out"
-notices=$(fact notices) records=$(fact records) stale=$(fact stale) dropped=$(fact dropped)
-check guest-books-balance "notices '$notices', records '$records', stale '$stale', dropped '$dropped'" \
-	[ "${notices:-x}" = "$((${records:-0} + ${stale:-0} + ${dropped:-0}))" ]
-check guest-answers "records '$records'" [ "${records:-0}" -gt 0 ]
+# The driver's debugfs key "records" counts the callchains it posted.
+notices=$(fact notices) callchains=$(fact records) stale=$(fact stale) dropped=$(fact dropped)
+check guest-books-balance "notices '$notices', callchains '$callchains', stale '$stale', dropped '$dropped'" \
+	[ "${notices:-x}" = "$((${callchains:-0} + ${stale:-0} + ${dropped:-0}))" ]
+check guest-answers "callchains '$callchains'" [ "${callchains:-0}" -gt 0 ]
 check guest-no-errors "errors '$(fact errors)', garbage '$(fact garbage)'" \
 	[ "$(fact errors)$(fact garbage)" = 00 ]
 # Every round made CPU 1 print its backtrace (the NMI IPI reached it).

@@ -160,7 +160,7 @@ static void pvprof_fill_vcpu_status(struct pvprof_vcpu_status *out,
 	}
 	out->samples = pv->acct.samples;
 	out->notices = pv->acct.notices;
-	out->records = pv->acct.callchains;
+	out->callchains = pv->acct.callchains;
 	out->nmis = pv->acct.nmis;
 	out->nmis_withheld = min_t(u64, pv->acct.nmis_withheld, U32_MAX);
 	memcpy(out->losses, pv->acct.losses, sizeof(out->losses));

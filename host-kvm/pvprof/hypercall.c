@@ -126,7 +126,7 @@ static long pvprof_register_buffer(struct kvm_vcpu *vcpu, struct pvprof_vcpu *pv
 		return -PVPROF_EFAULT;
 
 	/*
-	 * Records with a user stack snapshot span slots; without room to
+	 * Callchains with a user stack snapshot span slots; without room to
 	 * copy them they are rejected, and the rest of sampling still works.
 	 */
 	if (!pv->work.span_copy) {

@@ -18,7 +18,7 @@
  * another package version may differ in what KVM relies on.  Debian's
  * kernels carry the package version in their version string
  * ("#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-11-16)").  A build
- * against a kernel tree records no version and is not checked.
+ * against a kernel tree notes no version and is not checked.
  */
 static int __init pvprof_check_kernel_version(void)
 {

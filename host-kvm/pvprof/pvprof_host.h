@@ -20,15 +20,15 @@
 
 struct perf_event;
 
-/* The largest record, with a user stack snapshot (spec pvprof-ustack). */
-#define PVPROF_MAX_RECORD_SIZE	(sizeof(struct pvprof_record) + 8 * PVPROF_MAX_DEPTH + \
+/* The largest callchain, with a user stack snapshot (spec pvprof-ustack). */
+#define PVPROF_MAX_CHAIN_SIZE	(sizeof(struct pvprof_callchain) + 8 * PVPROF_MAX_DEPTH + \
 				 sizeof(struct pvprof_ustack) + PVPROF_USTACK_MAX)
-/* A callchain stream record's bytes before its pvprof_record. */
+/* A callchain stream entry's bytes before its pvprof_callchain. */
 #define PVPROF_ST_CALLCHAIN_FIXED \
-	(sizeof(struct pvprof_st_callchain) - sizeof(struct pvprof_record))
-#define PVPROF_SPAN_COPY_SIZE	(PVPROF_RECORD_SPAN(PVPROF_MAX_RECORD_SIZE) * \
-				 PVPROF_RECORD_SLOT_SIZE)
-#define PVPROF_SPAN_STREAM_SIZE	(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_MAX_RECORD_SIZE)
+	(sizeof(struct pvprof_st_callchain) - sizeof(struct pvprof_callchain))
+#define PVPROF_SPAN_COPY_SIZE	(PVPROF_CHAIN_SPAN(PVPROF_MAX_CHAIN_SIZE) * \
+				 PVPROF_CHAIN_SLOT_SIZE)
+#define PVPROF_SPAN_STREAM_SIZE	(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_MAX_CHAIN_SIZE)
 
 /**
  * struct pvprof_vcpu - pvprof state of one vCPU
@@ -47,7 +47,7 @@ struct perf_event;
  * @ring: host side of the registration (core/host.h)
  * @acct: counters, kept across registrations
  * @work: what the host sequence keeps between passes (core/host_vcpu.h):
- *	line 1 as last published, the NMI window awaited, record copies
+ *	line 1 as last published, the NMI window awaited, callchain copies
  * @register_tokens: REGISTERs the vCPU may still make now
  * @register_refill_ns: when that budget was last refilled
  * @event: this vCPU's perf event, NULL when not sampling
@@ -61,8 +61,8 @@ struct perf_event;
  * @window_start: jiffies when the per-vCPU rate window began
  * @window_samples: samples taken in that window
  * @loss_flush_at: jiffies after which changed losses are queued again
- * @stream_rec: a callchain stream record of one slot being built
- * @span_stream: the stream record of a record with a user stack snapshot
+ * @stream_entry: the stream entry of a one-slot callchain being built
+ * @span_stream: the stream entry of a callchain with a user stack snapshot
  *	being built (PVPROF_SPAN_STREAM_SIZE bytes, NULL until registered),
  *	right after the PVPROF_SPAN_COPY_SIZE bytes of @work.span_copy in
  *	the same allocation
@@ -98,7 +98,7 @@ struct pvprof_vcpu {
 	unsigned long window_start;
 	u32 window_samples;
 	unsigned long loss_flush_at;
-	u64 stream_rec[(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_RECORD_SLOT_SIZE) / 8];
+	u64 stream_entry[(PVPROF_ST_CALLCHAIN_FIXED + PVPROF_CHAIN_SLOT_SIZE) / 8];
 	void *span_stream;
 };
 
@@ -111,9 +111,9 @@ struct pvprof_stream;
  * @event: PVPROF_EVENT_*
  * @period: ns (cpu-clock) or events; with @freq the perf event adapts it
  * @freq: Hz, 0 when period-based
- * @max_depth: frames per record for new registrations
+ * @max_depth: frames per callchain for new registrations
  * @vm_rate_cap: samples/s for the VM
- * @ustack_size: user stack bytes asked per record, 0 for none
+ * @ustack_size: user stack bytes asked per callchain, 0 for none
  */
 struct pvprof_config {
 	u32 event;
@@ -187,7 +187,7 @@ long pvprof_sideband(struct kvm_vcpu *vcpu, u64 gpa, u64 len);
 struct pvprof_stream *pvprof_stream_create(void);
 void pvprof_stream_free(struct pvprof_stream *st);
 bool pvprof_stream_append(struct pvprof_stream *st, const struct pvprof_vcpu *pv,
-			  const void *rec, u32 len);
+			  const void *entry, u32 len);
 void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 			    u32 event);
 void pvprof_stream_put_losses(struct pvprof_vm *pvm, struct pvprof_vcpu *pv);

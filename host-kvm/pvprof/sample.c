@@ -404,18 +404,18 @@ static bool pvprof_op_open_nmi_window(void *ctx)
 }
 
 static bool pvprof_op_emit(void *ctx, const struct pvprof_notice_facts *facts,
-			   const struct pvprof_record *rec, u32 slots)
+			   const struct pvprof_callchain *chain, u32 slots)
 {
 	struct pvprof_vcpu *pv = ctx;
 	struct pvprof_stream *st = READ_ONCE(pv->pvm->stream);
-	void *out = pv->stream_rec;
-	u32 cap = sizeof(pv->stream_rec), len;
+	void *out = pv->stream_entry;
+	u32 cap = sizeof(pv->stream_entry), len;
 
 	if (slots > 1) {
 		out = pv->span_stream;
 		cap = PVPROF_SPAN_STREAM_SIZE;
 	}
-	len = pvprof_st_put_callchain(out, cap, pv->vcpu_id, ktime_get_ns(), facts, rec);
+	len = pvprof_st_put_callchain(out, cap, pv->vcpu_id, ktime_get_ns(), facts, chain);
 	return st && len && pvprof_stream_append(st, pv, out, len);
 }
 
@@ -435,7 +435,7 @@ static const struct pvprof_host_ops pvprof_vcpu_ops = {
 
 /*
  * From a thread other than the vCPU's, for pvprof_host_vcpu_drain() without
- * publishing record_tail, which reads and emits only: such a thread never
+ * publishing chain_tail, which reads and emits only: such a thread never
  * writes guest memory.
  */
 static const struct pvprof_host_ops pvprof_remote_ops = {
@@ -448,13 +448,13 @@ static struct pvprof_host_vcpu pvprof_host_view(struct pvprof_vcpu *pv,
 						const struct pvprof_host_ops *ops)
 {
 	/*
-	 * The core copies a record into work.span_copy whole before judging
+	 * The core copies a callchain into work.span_copy whole before judging
 	 * it, up to every slot of the largest ring; span_stream follows it
-	 * in the same allocation and is built only from records that fit
+	 * in the same allocation and is built only from callchains that fit
 	 * PVPROF_SPAN_COPY_SIZE.
 	 */
 	BUILD_BUG_ON(PVPROF_SPAN_COPY_SIZE + PVPROF_SPAN_STREAM_SIZE <
-		     PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) * PVPROF_RECORD_SLOT_SIZE);
+		     PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) * PVPROF_CHAIN_SLOT_SIZE);
 	lockdep_assert_held(&pv->lock);
 	return (struct pvprof_host_vcpu) {
 		.ring		= &pv->ring,
@@ -478,8 +478,8 @@ static void pvprof_fold_irq_counts(struct pvprof_vcpu *pv)
  * DISABLE: no sample after it returns, and what the vCPU's guest posted and
  * lost is in the stream.  It runs on the caller's thread and never waits
  * for the vCPU, which may be halted or stopped by its VMM and then
- * processes no request: records are copied from the VMM's memory, and
- * record_tail is left for the vCPU's next entry to publish.
+ * processes no request: callchains are copied from the VMM's memory, and
+ * chain_tail is left for the vCPU's next entry to publish.
  */
 static void pvprof_vcpu_quiesce(struct pvprof_vm *pvm, struct pvprof_vcpu *pv)
 {
@@ -531,7 +531,7 @@ void pvprof_sampling_changed(struct pvprof_vm *pvm)
  * @pvm: the VM
  * @want: filled with state, event, period and ustack_size
  *
- * A disabled VM asks for no user stack: records answering its last
+ * A disabled VM asks for no user stack: callchains answering its last
  * notices stay as small as they can.
  */
 void pvprof_published_want(const struct pvprof_vm *pvm, struct pvprof_published *want)
@@ -621,7 +621,7 @@ static void pvprof_vcpu_run(struct kvm_vcpu *vcpu, bool entering)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held
  *
  * Creates or releases the perf event, writes the pending notice, injects
- * the pvprof NMI through the gate, and drains posted records.
+ * the pvprof NMI through the gate, and drains posted callchains.
  */
 void kvm_pvprof_handle_request(struct kvm_vcpu *vcpu)
 {
@@ -780,7 +780,7 @@ void __kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held
  *
  * Drains what the guest posted since the last entry, so a VMM that stops
- * running the vCPU does not leave records behind.
+ * running the vCPU does not leave callchains behind.
  */
 void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
 {
@@ -792,7 +792,7 @@ void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU, on its own thread, kvm->srcu held
  * @pv: its state, lock held
  *
- * Drains the record ring once, counts a pending sample as
+ * Drains the callchain ring once, counts a pending sample as
  * PVPROF_LOSS_UNREGISTERED and the outstanding notices as unanswered, and
  * ends the registration.  No access to the buffer follows.
  */

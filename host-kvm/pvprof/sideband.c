@@ -43,14 +43,14 @@ static long pvprof_sideband_append(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 {
 	struct pvprof_stream *st = READ_ONCE(pvm->stream);
 	u32 cap = sizeof(struct pvprof_stream_hdr) + PVPROF_SIDEBAND_MAX_SIZE;
-	u8 *msg, *rec;
+	u8 *msg, *entry;
 	long ret;
 	u32 n;
 
 	msg = kmalloc(len, GFP_KERNEL_ACCOUNT);
-	rec = kmalloc(cap, GFP_KERNEL_ACCOUNT);
+	entry = kmalloc(cap, GFP_KERNEL_ACCOUNT);
 	ret = -PVPROF_ERATELIMIT;
-	if (!msg || !rec)
+	if (!msg || !entry)
 		goto free;
 	ret = -PVPROF_EFAULT;
 	if (kvm_vcpu_read_guest(vcpu, gpa, msg, len))
@@ -58,22 +58,22 @@ static long pvprof_sideband_append(struct kvm_vcpu *vcpu, struct pvprof_vm *pvm,
 	ret = -PVPROF_EINVAL;
 	if (pvprof_sideband_check(msg, len) != PVPROF_SB_OK)
 		goto free;
-	/* Nobody is recording: discard without charging the budget. */
+	/* Sampling is off: discard without charging the budget. */
 	ret = 0;
 	if (!READ_ONCE(pvm->enabled) || !st)
 		goto free;
 	ret = -PVPROF_ERATELIMIT;
 	if (!pvprof_sideband_charge(pvm, len))
 		goto free;
-	n = pvprof_st_put_sideband(rec, cap, vcpu->vcpu_id, ktime_get_ns(), msg, len);
-	if (!n || !pvprof_stream_append(st, NULL, rec, n)) {
+	n = pvprof_st_put_sideband(entry, cap, vcpu->vcpu_id, ktime_get_ns(), msg, len);
+	if (!n || !pvprof_stream_append(st, NULL, entry, n)) {
 		pvprof_sideband_refund(pvm, len);
 		goto free;
 	}
 	atomic64_add(len, &pvm->sideband_bytes);
 	ret = 0;
 free:
-	kfree(rec);
+	kfree(entry);
 	kfree(msg);
 	return ret;
 }

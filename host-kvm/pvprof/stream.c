@@ -4,13 +4,13 @@
  * spec pvprof-stream).
  *
  * Every stream fd is an independent reader with a buffer of its own: a
- * record is copied into the buffer of each open reader, so a reader that
- * never reads loses records itself and slows nobody down.  vCPU threads
- * append under one spinlock per VM and never wait; a record that does not
+ * stream entry is copied into the buffer of each open reader, so a reader that
+ * never reads loses entries itself and slows nobody down.  vCPU threads
+ * append under one spinlock per VM and never wait; an entry that does not
  * fit a reader's buffer is counted for that reader, and what the reader
  * would have been told (losses, registration changes) is kept in a small
  * per-vCPU table and written out when its reads reach the point of the gap.
- * A reader copies records out without the spinlock: only it moves its
+ * A reader copies entries out without the spinlock: only it moves its
  * tail, and appends only write past its head, so those bytes are stable.
  */
 #define pr_fmt(fmt) "kvm-pvprof: " fmt
@@ -35,30 +35,30 @@
 
 /*
  * Readers blocked in read() or poll() are woken at most this long after a
- * record was queued, and at once when a reader's buffer holds
- * PVPROF_READER_WAKE_FILL bytes.  Waking them for every record would make
- * every sample cost a context switch on the vCPU's CPU: the wake-up comes
- * from the vCPU thread's entry path, the reader preempts it, and KVM cancels
- * the entry it was preparing (and injects the pvprof NMI a second time).
+ * stream entry was queued, and at once when a reader's buffer holds
+ * PVPROF_READER_WAKE_FILL bytes.  Waking them for every stream entry would
+ * make every sample cost a context switch on the vCPU's CPU: the wake-up
+ * comes from the vCPU thread's path into the guest, the reader preempts it,
+ * and KVM cancels the VM entry it was preparing (and injects the pvprof NMI a second time).
  */
 #define PVPROF_READER_WAKE_MS	20
 #define PVPROF_READER_WAKE_FILL	(PVPROF_READER_BUF_SIZE / 4)
 
-/* Records one vCPU can owe a reader at a gap: VCPU, a LOSS per reason. */
-#define PVPROF_GAP_RECORDS_MAX	(1 + PVPROF_LOSS_NR)
-/* Records written out at a gap per read() pass; each is 40 bytes. */
-#define PVPROF_GAP_SCRATCH	(4 * PVPROF_GAP_RECORDS_MAX)
+/* Entries one vCPU can owe a reader at a gap: VCPU, a LOSS per reason. */
+#define PVPROF_GAP_ENTRIES_MAX	(1 + PVPROF_LOSS_NR)
+/* Entries written out at a gap per read() pass; each is 40 bytes. */
+#define PVPROF_GAP_SCRATCH	(4 * PVPROF_GAP_ENTRIES_MAX)
 
 /**
  * struct pvprof_stream - the VM's stream: the set of its readers
  * @lock: protects @readers, @finished and every reader's ring indices,
  *	gap state and vCPU table; taken by vCPU threads appending, never
  *	held across a copy to user space
- * @wait: readers waiting for records or end of file
+ * @wait: readers waiting for entries or end of file
  * @readers: open stream fds, struct pvprof_reader.node
- * @nr_readers: entries in @readers
- * @finished: the VM is gone; no record is queued any more
- * @wake_timer: the deferred wake-up of @wait after appended records
+ * @nr_readers: readers in @readers
+ * @finished: the VM is gone; no entry is queued any more
+ * @wake_timer: the deferred wake-up of @wait after appended entries
  */
 struct pvprof_stream {
 	spinlock_t lock;
@@ -71,15 +71,15 @@ struct pvprof_stream {
 
 /**
  * struct pvprof_reader_vcpu - what one reader knows of one vCPU slot
- * @synced: the reader has this vCPU's starting state: records about the
+ * @synced: the reader has this vCPU's starting state: entries about the
  *	vCPU reach the reader only from then on
- * @vcpu_id: the vCPU's id, for records written at a gap
- * @told: the vCPU's loss counters as of the last LOSS records this reader
+ * @vcpu_id: the vCPU's id, for entries written at a gap
+ * @told: the vCPU's loss counters as of the last LOSS entries this reader
  *	got (PVPROF_LOSS_STREAM_OVERFLOW unused: see @missed)
- * @seen: the vCPU's loss counters when the host last queued LOSS records
- * @missed: callchain records of this vCPU the reader's buffer could not take
- *	since its last STREAM_OVERFLOW LOSS record
- * @vcpu_event: a VCPU record (PVPROF_VCPU_*) owed at the gap, 0 for none
+ * @seen: the vCPU's loss counters when the host last queued LOSS entries
+ * @missed: callchain entries of this vCPU the reader's buffer could not take
+ *	since its last STREAM_OVERFLOW LOSS entry
+ * @vcpu_event: a VCPU entry (PVPROF_VCPU_*) owed at the gap, 0 for none
  * @vcpu_size: its buffer size
  * @vcpu_gpa: its buffer gpa
  */
@@ -100,17 +100,17 @@ struct pvprof_reader_vcpu {
  * @pvm: the VM's pvprof object (a reference)
  * @st: its stream
  * @read_mutex: one read() at a time
- * @buf: PVPROF_READER_BUF_SIZE bytes of queued records
+ * @buf: PVPROF_READER_BUF_SIZE bytes of queued entries
  * @head: bytes ever queued to this reader
  * @tail: bytes ever read
- * @gap: records were lost since @head: nothing more is queued, and what
+ * @gap: entries were lost since @head: nothing more is queued, and what
  *	the loss left owed is written out when @tail reaches @head
  * @owed: vCPU slots with something owed at the gap
- * @sideband_missed: SIDEBAND records the buffer could not take
- * @hello: this fd's HELLO record, read before the queued records
+ * @sideband_missed: SIDEBAND entries the buffer could not take
+ * @hello: this fd's HELLO entry, read before the queued entries
  * @hello_len: bytes of @hello still to read (0 once read)
- * @scratch: records written out at a gap, on their way to user space
- * @vcpus: KVM_MAX_VCPUS entries, by vcpu_idx
+ * @scratch: entries written out at a gap, on their way to user space
+ * @vcpus: one per possible vCPU (KVM_MAX_VCPUS), by vcpu_idx
  */
 struct pvprof_reader {
 	struct list_head node;
@@ -129,7 +129,7 @@ struct pvprof_reader {
 	struct pvprof_reader_vcpu *vcpus;
 };
 
-/* A VCPU record is written out in a LOSS-sized slot of the scratch. */
+/* A VCPU entry is written out in a LOSS-sized slot of the scratch. */
 static_assert(sizeof(struct pvprof_st_vcpu) == sizeof(struct pvprof_st_loss));
 
 static void pvprof_stream_wake_timer(struct timer_list *t)
@@ -172,8 +172,8 @@ void pvprof_stream_free(struct pvprof_stream *st)
 }
 
 /*
- * Once a record is lost, nothing more is queued until the reader has read
- * everything before the loss and what the loss left owed: the owed records
+ * Once an entry is lost, nothing more is queued until the reader has read
+ * everything before the loss and what the loss left owed: the owed entries
  * then stand exactly where the lost ones would have been.
  */
 static bool reader_fits(const struct pvprof_reader *rd, u32 len)
@@ -192,31 +192,31 @@ static void reader_copy_in(struct pvprof_reader *rd, const void *src, u32 len)
 }
 
 /**
- * pvprof_stream_append() - queue one record to every reader
+ * pvprof_stream_append() - queue one entry to every reader
  * @st: the stream
- * @pv: the vCPU the record is about, or NULL (sideband)
- * @rec: the record (its header's size is @len)
+ * @pv: the vCPU the entry is about, or NULL (sideband)
+ * @entry: the entry (its header's size is @len)
  * @len: bytes, a multiple of PVPROF_STREAM_ALIGN
  *
- * A reader whose buffer cannot take the record counts it as missed: a
+ * A reader whose buffer cannot take the entry counts it as missed: a
  * callchain in the vCPU's table, to be told as a STREAM_OVERFLOW loss of
  * that vCPU; a sideband message as one of vcpu_id ~0U.  A reader that does
  * not yet have the vCPU's starting state (its fd is being created) does
- * not get the record.  When no open reader could take a sideband message
+ * not get the entry.  When no open reader could take a sideband message
  * nobody misses it: the caller refuses it and the guest retries.
  *
- * Readers waiting for records are woken within PVPROF_READER_WAKE_MS, or
+ * Readers waiting for entries are woken within PVPROF_READER_WAKE_MS, or
  * at once when a reader's buffer holds PVPROF_READER_WAKE_FILL bytes.
  *
  * Never sleeps; callable from any context but NMI.
  *
- * Return: false when at least one reader could have taken the record and
+ * Return: false when at least one reader could have taken the entry and
  * none did; true when some reader took it or none is open.
  */
 bool pvprof_stream_append(struct pvprof_stream *st, const struct pvprof_vcpu *pv,
-			  const void *rec, u32 len)
+			  const void *entry, u32 len)
 {
-	const struct pvprof_stream_hdr *hdr = rec;
+	const struct pvprof_stream_hdr *hdr = entry;
 	unsigned int idx = pv ? pv->vcpu->vcpu_idx : 0;
 	bool eligible = false, room = false, urgent = false;
 	struct pvprof_reader *rd;
@@ -237,7 +237,7 @@ bool pvprof_stream_append(struct pvprof_stream *st, const struct pvprof_vcpu *pv
 		if (pv && !rd->vcpus[idx].synced)
 			continue;
 		if (reader_fits(rd, len)) {
-			reader_copy_in(rd, rec, len);
+			reader_copy_in(rd, entry, len);
 			urgent |= rd->head - rd->tail >= PVPROF_READER_WAKE_FILL;
 			continue;
 		}
@@ -269,7 +269,7 @@ unlock:
  *	registration
  * @event: PVPROF_VCPU_*
  *
- * A reader that cannot take the record keeps only the vCPU's latest
+ * A reader that cannot take the entry keeps only the vCPU's latest
  * registration change for its gap (spec pvprof-st-vcpu).
  */
 void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
@@ -278,7 +278,7 @@ void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 	struct pvprof_stream *st = READ_ONCE(pvm->stream);
 	unsigned int idx = pv->vcpu->vcpu_idx;
 	struct pvprof_reader *rd;
-	struct pvprof_st_vcpu rec;
+	struct pvprof_st_vcpu entry;
 	unsigned long flags;
 	bool queued = false;
 	u32 len;
@@ -286,7 +286,7 @@ void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 	lockdep_assert_held(&pv->lock);
 	if (!st)
 		return;
-	len = pvprof_st_put_vcpu(&rec, sizeof(rec), pv->vcpu_id, ktime_get_ns(),
+	len = pvprof_st_put_vcpu(&entry, sizeof(entry), pv->vcpu_id, ktime_get_ns(),
 				 event, pv->ring.geo.size, pv->gpa);
 	spin_lock_irqsave(&st->lock, flags);
 	list_for_each_entry(rd, &st->readers, node) {
@@ -295,7 +295,7 @@ void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 		if (!rv->synced)
 			continue;
 		if (reader_fits(rd, len)) {
-			reader_copy_in(rd, &rec, len);
+			reader_copy_in(rd, &entry, len);
 			queued = true;
 			continue;
 		}
@@ -311,12 +311,12 @@ void pvprof_stream_put_vcpu(struct pvprof_vm *pvm, const struct pvprof_vcpu *pv,
 		wake_up_interruptible(&st->wait);
 }
 
-/* Queues the reader's LOSS records of one vCPU; owes what does not fit. */
+/* Queues the reader's LOSS entries of one vCPU; owes what does not fit. */
 static bool reader_put_losses(struct pvprof_reader *rd, unsigned int idx,
 			      u64 now)
 {
 	struct pvprof_reader_vcpu *rv = &rd->vcpus[idx];
-	struct pvprof_st_loss rec;
+	struct pvprof_st_loss entry;
 	bool queued = false;
 	unsigned int r;
 
@@ -327,14 +327,14 @@ static bool reader_put_losses(struct pvprof_reader *rd, unsigned int idx,
 		/* A reader counts its own stream overflows (rv->missed). */
 		if (!count || r == PVPROF_LOSS_STREAM_OVERFLOW)
 			continue;
-		len = pvprof_st_put_loss(&rec, sizeof(rec), rv->vcpu_id, now, r,
+		len = pvprof_st_put_loss(&entry, sizeof(entry), rv->vcpu_id, now, r,
 					 count);
 		if (!reader_fits(rd, len)) {
 			rd->gap = true;
 			__set_bit(idx, rd->owed);
 			return queued;
 		}
-		reader_copy_in(rd, &rec, len);
+		reader_copy_in(rd, &entry, len);
 		rv->told[r] = rv->seen[r];
 		queued = true;
 	}
@@ -342,12 +342,12 @@ static bool reader_put_losses(struct pvprof_reader *rd, unsigned int idx,
 }
 
 /**
- * pvprof_stream_put_losses() - queue LOSS records for changed loss counts
+ * pvprof_stream_put_losses() - queue LOSS entries for changed loss counts
  * @pvm: the VM
  * @pv: the vCPU, lock held
  *
- * Each reader gets the count since the previous LOSS record of the same
- * vCPU and reason it got.  A record that does not fit is not lost: its
+ * Each reader gets the count since the previous LOSS entry of the same
+ * vCPU and reason it got.  An entry that does not fit is not lost: its
  * count stays owed to that reader and is written out when its reads reach
  * the gap (spec pvprof-st-loss).
  */
@@ -442,8 +442,8 @@ static u32 reader_write_gap(struct pvprof_reader *rd, u32 cap)
 	return n * rec_size;
 }
 
-/* Size of the record at @pos; records are 8-aligned, so never split there. */
-static u32 reader_record_size(const struct pvprof_reader *rd, u64 pos)
+/* Size of the entry at @pos; entries are 8-aligned, so never split there. */
+static u32 reader_entry_size(const struct pvprof_reader *rd, u64 pos)
 {
 	const struct pvprof_stream_hdr *h =
 		(const void *)(rd->buf + (pos & PVPROF_READER_MASK));
@@ -479,7 +479,7 @@ static enum reader_state reader_state(struct pvprof_reader *rd)
 	return state;
 }
 
-/* Copies queued records from the tail while they fit; 0 or -EFAULT. */
+/* Copies queued entries from the tail while they fit; 0 or -EFAULT. */
 static int reader_read_queued(struct pvprof_reader *rd, char __user *ubuf,
 			      size_t count, size_t *done)
 {
@@ -492,7 +492,7 @@ static int reader_read_queued(struct pvprof_reader *rd, char __user *ubuf,
 	pos = rd->tail;
 	spin_unlock_irq(&st->lock);
 	while (pos != head) {
-		u32 size = reader_record_size(rd, pos);
+		u32 size = reader_entry_size(rd, pos);
 
 		if (count - *done < size)
 			break;
@@ -563,7 +563,7 @@ static ssize_t pvprof_stream_read(struct file *file, char __user *ubuf,
 			return -ERESTARTSYS;
 	}
 
-	/* Queued records, then the gap after them, until nothing fits. */
+	/* Queued entries, then the gap after them, until nothing fits. */
 	ret = 0;
 	do {
 		before = done;
@@ -571,7 +571,7 @@ static ssize_t pvprof_stream_read(struct file *file, char __user *ubuf,
 		if (!ret)
 			ret = reader_read_gap(rd, ubuf, count, &done);
 	} while (!ret && done != before);
-	/* Too small for the next record: spec pvprof-stream-reading. */
+	/* Too small for the next entry: spec pvprof-stream-reading. */
 	if (!ret && !done)
 		ret = -EINVAL;
 	if (done)
@@ -635,8 +635,8 @@ static const struct file_operations pvprof_stream_fops = {
 
 /*
  * Gives a new reader a vCPU's starting state: its loss counters as the
- * baseline for LOSS records, and a REGISTERED record when it has a buffer.
- * Records about the vCPU reach the reader from then on, all made under
+ * baseline for LOSS entries, and a REGISTERED entry when it has a buffer.
+ * Entries about the vCPU reach the reader from then on, all made under
  * the vCPU's lock, so none is missed or comes before this one.
  */
 static void pvprof_reader_sync_vcpu(struct pvprof_reader *rd,
@@ -644,21 +644,21 @@ static void pvprof_reader_sync_vcpu(struct pvprof_reader *rd,
 {
 	struct pvprof_reader_vcpu *rv = &rd->vcpus[pv->vcpu->vcpu_idx];
 	struct pvprof_stream *st = rd->st;
-	struct pvprof_st_vcpu rec;
+	struct pvprof_st_vcpu entry;
 	u32 len = 0;
 
 	mutex_lock(&pv->lock);
 	if (pv->registered)
-		len = pvprof_st_put_vcpu(&rec, sizeof(rec), pv->vcpu_id,
+		len = pvprof_st_put_vcpu(&entry, sizeof(entry), pv->vcpu_id,
 					 ktime_get_ns(), PVPROF_VCPU_REGISTERED,
 					 pv->ring.geo.size, pv->gpa);
 	spin_lock_irq(&st->lock);
 	rv->vcpu_id = pv->vcpu_id;
 	memcpy(rv->told, pv->acct.losses, sizeof(rv->told));
 	memcpy(rv->seen, pv->acct.losses, sizeof(rv->seen));
-	/* KVM_MAX_VCPUS records of 40 bytes always fit a new reader. */
+	/* KVM_MAX_VCPUS entries of 40 bytes always fit a new reader. */
 	if (len)
-		reader_copy_in(rd, &rec, len);
+		reader_copy_in(rd, &entry, len);
 	rv->synced = true;
 	spin_unlock_irq(&st->lock);
 	mutex_unlock(&pv->lock);
@@ -671,8 +671,8 @@ static_assert(KVM_MAX_VCPUS * sizeof(struct pvprof_st_vcpu) <= PVPROF_READER_BUF
  * @pvm: the VM, enabled at least once (it has a stream), lock held
  * @nr_vcpus: vCPUs of the VM now, for HELLO
  *
- * The reader starts with HELLO, then a REGISTERED record for each vCPU
- * registered now, then every record queued while it is open.
+ * The reader starts with HELLO, then a REGISTERED entry for each vCPU
+ * registered now, then every entry queued while it is open.
  *
  * Return: the fd, -EBUSY when PVPROF_STREAM_MAX_READERS are open, or
  * another negative errno.

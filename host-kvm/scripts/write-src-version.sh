@@ -3,8 +3,8 @@
 #
 # write-src-version.sh HEADER VERSION
 #
-# Records the Debian version of the linux-source package the modules are
-# built from (empty for a build against a kernel tree) in HEADER, for the
+# Writes the Debian version of the linux-source package the modules are
+# built from (empty for a build against a kernel tree) into HEADER, for the
 # load-time check in pvprof/main.c. The file is rewritten only when the
 # version changes, so an unchanged tree does not rebuild.
 set -eu

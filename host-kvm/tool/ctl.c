@@ -59,7 +59,7 @@ static int disable_help(void)
 	       "       %1$s disable help\n"
 	       HELP_SPEC_VM
 	       "\n"
-	       "Stop sampling the VM. Registrations, counters and queued stream records\n"
+	       "Stop sampling the VM. Registrations, counters and queued stream entries\n"
 	       "stay; samples taken before are still accounted.\n"
 	       "\n"
 	       "  -j, --json     print errors as JSON\n",

@@ -7,8 +7,8 @@
  * filters, and builds a call tree (root, command, outermost frame ...
  * innermost frame) and a function table; the views that need each sample
  * (the top table, the per-vCPU table, pprof) see it through a sink in the
- * same walk.  A record's frames are kernel frames first, innermost first,
- * then user frames innermost first (spec pvprof-record-layout): the tree
+ * same walk.  A callchain's frames are kernel frames first, innermost first,
+ * then user frames innermost first (spec pvprof-callchain-layout): the tree
  * puts user code nearer the root and the kernel path above it.
  */
 #include <errno.h>
@@ -165,13 +165,13 @@ struct build_ctx {
 
 static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 {
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 	struct profile *p = c->p;
 	char comm_buf[16], label_buf[LABEL_SIZE];
 	uint32_t first, end, node, i;
 	const char *comm;
 
-	comm = sample_comm(c->res, rec->pid, rec->exec_gen, comm_buf, sizeof(comm_buf));
+	comm = sample_comm(c->res, chain->pid, chain->exec_gen, comm_buf, sizeof(comm_buf));
 	if (!report_sample_selected(c->f, v, comm))
 		return 0;
 	if (report_sample_frames(c->res, v, &c->frames))
@@ -196,7 +196,7 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 		struct report_sym sym;
 		const char *name, *dso;
 
-		report_frame_resolve(c->res, &c->frames, i, rec->pid, rec->exec_gen, &sym);
+		report_frame_resolve(c->res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
 		p->stats.frames++;
 		p->stats.unsymbolized += !sym.symbol;
 		name = intern(p->strings, frame_label(&sym, c->frames.addr[i], label_buf,
@@ -233,14 +233,14 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 	return 0;
 }
 
-static int build_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+static int build_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct build_ctx *c = opaque;
 	struct report_stats *s = &c->p->stats;
 	uint32_t flags;
 
 	(void)off;
-	s->records++;
+	s->entries++;
 	switch (v->hdr.type) {
 	case PVPROF_ST_HELLO:
 		s->nr_vcpus = v->u.hello.nr_vcpus;
@@ -270,23 +270,24 @@ static int build_record(void *opaque, const struct pvprof_st_view *v, uint64_t o
 		s->unknown++;
 		return 0;
 	}
-	flags = v->u.callchain.rec.flags;
+	flags = v->u.callchain.chain.flags;
 	s->callchains++;
-	s->user_mode += !!(flags & PVPROF_REC_F_USER);
-	s->stale += !!(flags & PVPROF_REC_F_STALE);
-	s->skewed += !!(flags & PVPROF_REC_F_SKEWED);
-	s->truncated += !!(flags & PVPROF_REC_F_TRUNCATED);
+	s->user_mode += !!(flags & PVPROF_CHAIN_F_USER);
+	s->stale += !!(flags & PVPROF_CHAIN_F_STALE);
+	s->skewed += !!(flags & PVPROF_CHAIN_F_SKEWED);
+	s->truncated += !!(flags & PVPROF_CHAIN_F_TRUNCATED);
 	/*
-	 * The guest flags both a chain that filled the record and one whose
-	 * walk stopped at a frame it could not follow.  The recording does not
-	 * keep the max_depth the VM was enabled with (record enables with the
-	 * maximum), so a full record is one of PVPROF_MAX_DEPTH frames.
+	 * The guest flags both a chain that reached the depth limit and one
+	 * whose walk stopped at a frame it could not follow.  The recording
+	 * does not keep the max_depth the VM was enabled with (record enables
+	 * with the maximum), so a full callchain is one of PVPROF_MAX_DEPTH
+	 * frames.
 	 */
-	if ((flags & PVPROF_REC_F_TRUNCATED) &&
-	    (uint32_t)v->u.callchain.rec.nr_kernel + v->u.callchain.rec.nr_user >=
+	if ((flags & PVPROF_CHAIN_F_TRUNCATED) &&
+	    (uint32_t)v->u.callchain.chain.nr_kernel + v->u.callchain.chain.nr_user >=
 	    PVPROF_MAX_DEPTH)
 		s->trunc_depth++;
-	if ((flags & PVPROF_REC_F_TRUNCATED) && v->ustack_data)
+	if ((flags & PVPROF_CHAIN_F_TRUNCATED) && v->ustack_data)
 		s->trunc_snapshot++;
 	s->empty += !v->nr_frames;
 	if (!s->first_ns)
@@ -376,7 +377,7 @@ int profile_build_sink(struct profile *p, const struct recording *r,
 	p->nr_nodes = 1;
 	p->nodes[0].name = "all";
 	/* A read error is printed by recording_for_each(). */
-	if (recording_for_each(r, build_record, &c) && !c.error)
+	if (recording_for_each(r, build_entry, &c) && !c.error)
 		return -1;
 	if (c.error || sort_children(p))
 		goto oom;

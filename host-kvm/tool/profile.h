@@ -16,10 +16,10 @@
 
 /**
  * struct report_stats - totals shown in every report's header
- * @records: stream records
- * @callchains: callchain records
+ * @entries: stream entries
+ * @callchains: callchain entries
  * @samples: callchains that passed the filters
- * @user_mode: callchains with PVPROF_REC_F_USER
+ * @user_mode: callchains with PVPROF_CHAIN_F_USER
  * @stale: callchains flagged stale
  * @skewed: callchains flagged skewed
  * @truncated: callchains flagged truncated
@@ -33,18 +33,18 @@
  * @empty: callchains without a frame
  * @frames: frames in the samples that passed the filters
  * @unsymbolized: of those, frames without a symbol
- * @losses: LOSS record counts by reason
+ * @losses: LOSS entry counts by reason
  * @sideband: sideband messages
  * @sideband_bytes: their bytes
  * @sideband_rejected: messages the resolver rejected
- * @vcpu_events: VCPU records by PVPROF_VCPU_* (index 0 unused)
- * @unknown: records of a type this reader does not know (skipped)
+ * @vcpu_events: VCPU entries by PVPROF_VCPU_* (index 0 unused)
+ * @unknown: entries of a type this reader does not know (skipped)
  * @nr_vcpus: the stream's HELLO
  * @first_ns: host time of the first callchain
  * @last_ns: host time of the last callchain
  */
 struct report_stats {
-	uint64_t records, callchains, samples, user_mode;
+	uint64_t entries, callchains, samples, user_mode;
 	uint64_t stale, skewed, truncated, empty;
 	uint64_t trunc_depth, trunc_snapshot, cut_samples, cut_frames;
 	uint64_t frames, unsymbolized;
@@ -137,7 +137,7 @@ struct profile_frame {
 
 /**
  * struct profile_sample - one sample that passed the filters
- * @v: its callchain record
+ * @v: its callchain entry
  * @comm: its command name, interned, unescaped
  * @frames: the frames that count, innermost first (kernel, then user)
  * @nr: their number

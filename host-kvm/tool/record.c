@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kvm-pvprof record: read a VM's pvprof stream into a recording file
+ * kvm-pvprof record: read a VM's pvprof stream into a recording
  * (doc/pvprof-data.5) for a given time or until interrupted.
  *
  * When the VM is not being sampled, record enables sampling for the
  * duration and disables it again on every way out (end of the duration,
  * SIGINT/SIGTERM/SIGHUP, any error).  After the end it disables first, then
- * drains the stream until it stays empty, so records answering the last
+ * drains the stream until it stays empty, so callchains answering the last
  * samples are kept.  Every byte read is written, and the file is synced
  * before the summary is printed.
  */
@@ -38,8 +38,8 @@
 #define DRAIN_MAX_MS		3000
 #define STATUS_ATTEMPTS		4
 
-_Static_assert(RECORD_BUF_SIZE >= PVPROF_STREAM_MAX_RECORD,
-	       "a read buffer holds the largest stream record");
+_Static_assert(RECORD_BUF_SIZE >= PVPROF_STREAM_MAX_ENTRY,
+	       "a read buffer holds the largest stream entry");
 
 static volatile sig_atomic_t stop_signal;
 
@@ -80,7 +80,7 @@ static int record_help(void)
 	       HELP_SPEC_VM
 	       HELP_SPEC_EVENT
 	       "\n"
-	       "Read the VM's pvprof stream into a recording file for SECONDS, or until\n"
+	       "Read the VM's pvprof stream into a recording for SECONDS, or until\n"
 	       "interrupted (Ctrl-C) or the VM goes away (its VMM exits). When the VM is\n"
 	       "not being sampled, record enables sampling for the duration and disables\n"
 	       "it again however it ends; a VM sampled already keeps its configuration\n"
@@ -101,9 +101,9 @@ static int record_help(void)
 	       "  -j, --json  the summary, and errors, as JSON on stdout\n"
 	       "\n"
 	       "At the end a summary goes to stderr: \"recorded N records, N losses,\n"
-	       "N sideband bytes to FILE\", its records being callchain records. With -j\n"
+	       "N sideband bytes to FILE\", its records being callchains. With -j\n"
 	       "it is one JSON object on stdout instead: output, stopped, duration_ns,\n"
-	       "stream_bytes, stream_records, callchains, lost, losses (by reason) and\n"
+	       "stream_bytes, stream_entries, callchains, lost, losses (by reason) and\n"
 	       "sideband (messages, bytes). A progress line goes to stderr while it is a\n"
 	       "terminal. Read the file with '%1$s report' or '%1$s script'.\n",
 	       bin_name, RECORD_MAX_SECONDS, RECORD_DEFAULT_OUTPUT,
@@ -356,7 +356,7 @@ static int open_stream(struct recorder *rc)
 
 /*
  * The reader exists before sampling starts whenever the VM has a stream
- * already, so that it gets every record of the recording, the guest
+ * already, so that it gets every stream entry of the recording, the guest
  * agent's sideband sent when sampling starts included.  A VM never enabled
  * has no stream: enabling creates it, and the reader follows at once.
  */
@@ -385,10 +385,10 @@ static void show_progress(struct recorder *rc, uint64_t now, uint64_t *last_ns,
 
 	if (!rc->progress || dt < 1.0)
 		return;
-	fprintf(stderr, "\r%.0f s: %.0f samples/s, %" PRIu64 " records, %" PRIu64
+	fprintf(stderr, "\r%.0f s: %.0f samples/s, %" PRIu64 " entries, %" PRIu64
 		" losses   ", (double)(now - rc->start_ns) / 1e9,
 		(double)(rc->summary.callchains - *last_callchains) / dt,
-		rc->summary.stream_records, rc->summary.lost);
+		rc->summary.stream_entries, rc->summary.lost);
 	*last_ns = now;
 	*last_callchains = rc->summary.callchains;
 }
@@ -462,7 +462,7 @@ static uint32_t record_loop(struct recorder *rc)
 
 /*
  * After sampling stopped: read until the stream stays empty for
- * DRAIN_QUIET_MS (records answering the last notices arrive at the vCPUs'
+ * DRAIN_QUIET_MS (callchains answering the last notices arrive at the vCPUs'
  * next entries), at most DRAIN_MAX_MS.  A VM that someone else keeps
  * sampling never goes quiet: then only what is queued now is read.
  */

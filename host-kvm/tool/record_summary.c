@@ -14,9 +14,9 @@
 #include "recording.h"
 
 /**
- * record_summary_count() - count the records of one read of the stream
+ * record_summary_count() - count the entries of one read of the stream
  * @s: the counts so far
- * @buf: what the read returned: whole stream records
+ * @buf: what the read returned: whole stream entries
  * @len: its bytes
  *
  * The bytes come from the kernel, but are decoded with the same checks as
@@ -30,7 +30,7 @@ void record_summary_count(struct record_summary *s, const uint8_t *buf, size_t l
 
 	pvprof_st_iter_feed(&s->stream, buf, len);
 	while (pvprof_st_iter_next(&s->stream, &v) == PVPROF_ST_OK) {
-		s->stream_records++;
+		s->stream_entries++;
 		if (v.hdr.type == PVPROF_ST_CALLCHAIN) {
 			s->callchains++;
 		} else if (v.hdr.type == PVPROF_ST_LOSS) {
@@ -55,7 +55,7 @@ static int write_json(FILE *f, const struct record_summary *s)
 	json_member_string(&w, "stopped", recording_stop_name(s->stop_reason));
 	json_member_uint(&w, "duration_ns", s->duration_ns);
 	json_member_uint(&w, "stream_bytes", s->stream_bytes);
-	json_member_uint(&w, "stream_records", s->stream_records);
+	json_member_uint(&w, "stream_records", s->stream_entries);
 	json_member_uint(&w, "callchains", s->callchains);
 	json_member_uint(&w, "lost", s->lost);
 	json_name(&w, "losses");
@@ -79,7 +79,8 @@ static int write_json(FILE *f, const struct record_summary *s)
  * @json: one JSON object (doc/kvm-pvprof-record.8 lists its members)
  *	instead of the line
  *
- * The line's "records" are callchain records, as it has always said.
+ * The line's "records" are callchains: scripts parse the line, so it keeps
+ * the word it has always had (as -j keeps stream_records).
  * Return: 0, or -1 when the output could not be written.
  */
 int record_summary_write(FILE *f, const struct record_summary *s, bool json)

@@ -20,11 +20,11 @@
  * @stop_reason: PVPROF_DATA_STOP_*, as the END section says
  * @duration_ns: from the start of the recording to its END section
  * @stream_bytes: stream bytes written to the file (set by the caller)
- * @stream_records: stream records in them
- * @callchains: of those, callchain records
+ * @stream_entries: stream entries in them
+ * @callchains: of those, callchain entries
  * @sideband: of those, sideband messages
  * @sideband_bytes: their message bytes
- * @lost: samples the LOSS records count
+ * @lost: samples the LOSS entries count
  * @losses: the same by reason (PVPROF_LOSS_*)
  * @stream: the reads decoded so far, as one stream (private)
  *
@@ -35,7 +35,7 @@ struct record_summary {
 	uint32_t stop_reason;
 	uint64_t duration_ns;
 	uint64_t stream_bytes;
-	uint64_t stream_records, callchains;
+	uint64_t stream_entries, callchains;
 	uint64_t sideband, sideband_bytes;
 	uint64_t lost;
 	uint64_t losses[PVPROF_LOSS_NR];

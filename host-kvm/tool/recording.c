@@ -2,7 +2,7 @@
 /*
  * kvm-pvprof recordings: writing them section by section, and reading them
  * back with every size, offset and field checked before use.  A recording
- * may come from anywhere; its stream records are the guest's words relayed
+ * may come from anywhere; its stream entries are the guest's words relayed
  * by the host, so the reader gives each problem a clear message naming the
  * file offset, and never reads outside the bytes it was given.
  */
@@ -226,10 +226,10 @@ _Static_assert(READ_WINDOW >= 2 * (PVPROF_DATA_MAX_SECTION +
 struct walk {
 	const struct recording *src;	/* where the bytes come from */
 	struct recording *r;		/* what the walk finds */
-	recording_record_fn fn;
+	recording_entry_fn fn;
 	void *ctx;
 	int fn_ret;
-	struct pvprof_st_iter stream;	/* the STREAM sections' records */
+	struct pvprof_st_iter stream;	/* the STREAM sections' entries */
 	uint8_t *win;			/* the window, for a file */
 	uint64_t win_off;
 	size_t win_len;
@@ -303,7 +303,7 @@ static const char *section_name(uint32_t type)
 }
 
 static void note_cut(struct walk *wk, uint64_t section, const struct pvprof_data_section *s,
-		     uint64_t kept, uint32_t records_lost)
+		     uint64_t kept, uint32_t entries_lost)
 {
 	wk->r->cut = (struct recording_cut){
 		.cut = true,
@@ -313,13 +313,13 @@ static void note_cut(struct walk *wk, uint64_t section, const struct pvprof_data
 		.type = s ? s->type : 0,
 		.size = s ? s->size : 0,
 		.kept = kept,
-		.records_lost = records_lost,
+		.entries_lost = entries_lost,
 	};
 }
 
 /*
- * The records of a STREAM section's payload @p, of which @avail bytes of
- * @size are in the file: a record cut by the end of the file ends the
+ * The entries of a STREAM section's payload @p, of which @avail bytes of
+ * @size are in the file: an entry cut by the end of the file ends the
  * reading there, one cut by the end of its section is an error.  The
  * sections are pieces of one stream, walked by one iterator.
  */
@@ -343,18 +343,18 @@ static int walk_stream(struct walk *wk, uint64_t section,
 			break;
 		if (st == PVPROF_ST_TRUNCATED)
 			return walk_err(wk, off + pos,
-					"stream record cut by the end of its section (%" PRIu64 " bytes left)",
+					"stream entry cut by the end of its section (%" PRIu64 " bytes left)",
 					size - pos);
 		if (st == PVPROF_ST_NO_HELLO)
 			return walk_err(wk, off + pos,
 					"the stream does not start with HELLO (type %u)",
 					v.hdr.type);
 		if (st != PVPROF_ST_OK)
-			return walk_err(wk, off + pos, "malformed stream record (type %u, size %u): %s",
+			return walk_err(wk, off + pos, "malformed stream entry (type %u, size %u): %s",
 					v.hdr.type, v.hdr.size, pvprof_st_status_name(st));
-		if (v.hdr.type == PVPROF_ST_HELLO && it->records > 1)
-			return walk_err(wk, off + pos, "a second stream HELLO record");
-		wk->r->stream_records++;
+		if (v.hdr.type == PVPROF_ST_HELLO && it->entries > 1)
+			return walk_err(wk, off + pos, "a second stream HELLO entry");
+		wk->r->stream_entries++;
 		wk->r->stream_bytes += v.hdr.size;
 		if (wk->fn) {
 			wk->fn_ret = wk->fn(wk->ctx, &v, off + pos);
@@ -567,8 +567,8 @@ static int walk(struct walk *wk)
 	if (!r->has_host || !r->has_vm)
 		return walk_err(wk, len, "the recording has no %s section",
 				r->has_host ? "VM" : "HOST");
-	if (!wk->stream.records)
-		return walk_err(wk, len, "the recording holds no stream (no HELLO record)");
+	if (!wk->stream.entries)
+		return walk_err(wk, len, "the recording holds no stream (no HELLO entry)");
 	return 0;
 }
 
@@ -611,7 +611,7 @@ static int check_recording(struct recording *r, char *err, size_t err_size)
  * @err: the first problem, with its file offset, on failure
  * @err_size: size of @err
  *
- * Every section and every stream record is checked here.  A recording
+ * Every section and every stream entry is checked here.  A recording
  * without END is not an error (the recorder was killed); has_end says so,
  * and a file that ends inside a section is read up to there (r->cut).
  * Return: 0, or -1 with @err set; free with recording_free() after 0.
@@ -631,7 +631,7 @@ int recording_parse(struct recording *r, const void *data, size_t len,
 }
 
 /**
- * recording_load() - open a recording file and check it
+ * recording_load() - open a recording (a file) and check it
  * @r: the recording
  * @path: file name, which must outlive @r
  * @err: the problem on failure (the caller names the file)
@@ -673,7 +673,7 @@ fail:
 }
 
 /**
- * recording_for_each() - call @fn for every stream record, in file order
+ * recording_for_each() - call @fn for every stream entry, in file order
  * @r: a recording recording_parse() or recording_load() accepted
  * @fn: the callback; a nonzero return stops the walk
  * @ctx: passed to @fn
@@ -682,7 +682,7 @@ fail:
  * it did is an error, printed here.
  * Return: 0, what @fn returned to stop, or -1 after printing a read error.
  */
-int recording_for_each(const struct recording *r, recording_record_fn fn, void *ctx)
+int recording_for_each(const struct recording *r, recording_entry_fn fn, void *ctx)
 {
 	struct recording found = { .fd = -1 };
 	struct walk wk = { .src = r, .r = &found, .fn = fn, .ctx = ctx };
@@ -699,7 +699,7 @@ int recording_for_each(const struct recording *r, recording_record_fn fn, void *
 		}
 	}
 	ret = walk(&wk);
-	if (!ret && (found.stream_records != r->stream_records ||
+	if (!ret && (found.stream_entries != r->stream_entries ||
 		     found.stream_bytes != r->stream_bytes)) {
 		snprintf(err, sizeof(err), "the file changed while it was read");
 		ret = -1;
@@ -754,15 +754,15 @@ void recording_describe_end(const struct recording *r, char *buf, size_t size)
 			 c->at, section_name(c->type), c->section);
 	} else if (c->type == PVPROF_DATA_SEC_STREAM) {
 		snprintf(buf, size, "cut at offset %" PRIu64 " in a STREAM section at offset %"
-			 PRIu64 " (%" PRIu64 " bytes): read up to its last whole record, at"
+			 PRIu64 " (%" PRIu64 " bytes): read up to its last whole entry, at"
 			 " offset %" PRIu64 "; lost %" PRIu64 " bytes (%" PRIu64 " in the file, %"
-			 PRIu64 " missing) with at least %u record, and whatever followed",
+			 PRIu64 " missing) with at least %u entry, and whatever followed",
 			 c->at, c->section, c->size, c->kept, body + c->size - c->kept,
-			 in_file, body + c->size - c->at, c->records_lost);
+			 in_file, body + c->size - c->at, c->entries_lost);
 	} else if (c->type == PVPROF_DATA_SEC_END) {
 		snprintf(buf, size, "cut at offset %" PRIu64 " in the END section at offset %"
 			 PRIu64 ": read up to offset %" PRIu64 "; lost only that section (%"
-			 PRIu64 " of its %" PRIu64 " bytes in the file), no stream record",
+			 PRIu64 " of its %" PRIu64 " bytes in the file), no stream entry",
 			 c->at, c->section, c->kept, in_file,
 			 (uint64_t)sizeof(struct pvprof_data_section) + c->size);
 	} else {

@@ -6,7 +6,7 @@
  * The format is documented in doc/pvprof-data.5.  A file is a header then
  * a sequence of sections, each a struct pvprof_data_section followed by
  * its payload and zero padding to 8 bytes.  Stream sections hold the bytes
- * of one read(2) of the VM's stream fd, verbatim (whole stream records).
+ * of one read(2) of the VM's stream fd, verbatim (whole stream entries).
  * Every number is little-endian, like the stream.
  */
 #ifndef KVM_PVPROF_RECORDING_H
@@ -161,9 +161,9 @@ struct recording_status {
  * @type: its type
  * @size: its payload size as its header says
  * @kept: the file was read up to here: the end of the last whole stream
- *	record of a cut STREAM section, else the start of the cut section
+ *	entry of a cut STREAM section, else the start of the cut section
  *	(its end when only padding is missing)
- * @records_lost: stream records known to be lost: 1 for a cut STREAM
+ * @entries_lost: stream entries known to be lost: 1 for a cut STREAM
  *	section (the one the cut is in, or one in the bytes that are
  *	missing), 0 when none or none known
  *
@@ -174,7 +174,7 @@ struct recording_cut {
 	bool cut, in_header;
 	uint64_t at, section, size, kept;
 	uint32_t type;
-	uint32_t records_lost;
+	uint32_t entries_lost;
 };
 
 /**
@@ -193,8 +193,8 @@ struct recording_cut {
  * @end: the END section
  * @has_end: END present: the recording was closed cleanly
  * @cut: where the file ends when it ends inside a section
- * @stream_bytes: stream bytes read (of whole records, for a cut section)
- * @stream_records: stream records in the file
+ * @stream_bytes: stream bytes read (of whole entries, for a cut section)
+ * @stream_entries: stream entries in the file
  * @stream_sections: STREAM sections
  *
  * Without END the recording was not closed cleanly, and its HOST, VM and
@@ -213,23 +213,23 @@ struct recording {
 	bool has_end;
 	struct recording_cut cut;
 	uint64_t stream_bytes;
-	uint64_t stream_records;
+	uint64_t stream_entries;
 	uint64_t stream_sections;
 };
 
 /*
- * Called for every stream record in order; file_offset is the record's.
+ * Called for every stream entry in order; file_offset is the entry's.
  * The view points into the reader's window, valid until @fn returns:
  * whatever outlives the call is copied.
  */
-typedef int (*recording_record_fn)(void *ctx, const struct pvprof_st_view *v,
+typedef int (*recording_entry_fn)(void *ctx, const struct pvprof_st_view *v,
 				   uint64_t file_offset);
 
 int recording_parse(struct recording *r, const void *data, size_t len,
 		    char *err, size_t err_size);
 int recording_load(struct recording *r, const char *path, char *err,
 		   size_t err_size);
-int recording_for_each(const struct recording *r, recording_record_fn fn,
+int recording_for_each(const struct recording *r, recording_entry_fn fn,
 		       void *ctx);
 void recording_free(struct recording *r);
 void recording_describe_end(const struct recording *r, char *buf, size_t size);

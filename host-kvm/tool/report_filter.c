@@ -138,10 +138,10 @@ struct filter_walk {
 	int error;
 };
 
-static int walk_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+static int walk_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct filter_walk *w = opaque;
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 	const struct report_filter *f = w->flt;
 	char comm_buf[16];
 	const char *comm;
@@ -152,9 +152,9 @@ static int walk_record(void *opaque, const struct pvprof_st_view *v, uint64_t of
 	if (v->hdr.type != PVPROF_ST_CALLCHAIN)
 		return 0;
 	/* The names the resolver ends with: after a whole walk of the sideband. */
-	comm = sample_comm(w->res, rec->pid, rec->exec_gen, comm_buf, sizeof(comm_buf));
+	comm = sample_comm(w->res, chain->pid, chain->exec_gen, comm_buf, sizeof(comm_buf));
 	vcpu_ok = f->vcpu < 0 || v->hdr.vcpu_id == (uint64_t)f->vcpu;
-	pid_ok = f->pid < 0 || rec->pid == (uint64_t)f->pid;
+	pid_ok = f->pid < 0 || chain->pid == (uint64_t)f->pid;
 	comm_ok = !f->comm || !strcmp(comm, f->comm);
 	time_ok = !f->time || report_time_selected(f->time, v->hdr.host_time_ns);
 	w->vcpu_hits += vcpu_ok;
@@ -170,7 +170,7 @@ static int walk_record(void *opaque, const struct pvprof_st_view *v, uint64_t of
 			w->last_ns = ns;
 	}
 	if (tally_add(&w->vcpus, v->hdr.vcpu_id, NULL) ||
-	    tally_add(&w->pids, rec->pid, NULL) ||
+	    tally_add(&w->pids, chain->pid, NULL) ||
 	    tally_add(&w->comms, 0, comm)) {
 		w->error = 1;
 		return -1;
@@ -405,7 +405,7 @@ int report_filter_warnings(const struct recording *r, const struct report_stats 
 	if (st->samples || !st->callchains ||
 	    (f->vcpu < 0 && f->pid < 0 && !f->comm && !f->flags && !f->time))
 		return 0;
-	if (recording_for_each(r, walk_record, &w) || w.error ||
+	if (recording_for_each(r, walk_entry, &w) || w.error ||
 	    compose(&msgs, &w, f, st)) {
 		p_err("out of memory describing the filters");
 		warnings_drop(&msgs);

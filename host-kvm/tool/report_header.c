@@ -62,7 +62,7 @@ void report_host_counters(const struct recording_status *st,
 		recording_vcpu(st, i, &v);
 		c->samples += v.samples;
 		c->notices += v.notices;
-		c->records += v.records;
+		c->callchains += v.callchains;
 		c->nmis += v.nmis;
 	}
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
@@ -80,7 +80,7 @@ static void write_host_counters(FILE *f, const char *when, const struct recordin
 	report_hdr_begin(&h, f, "host counters at %s:", when);
 	report_hdr_item(&h, "samples %" PRIu64, c.samples);
 	report_hdr_item(&h, "notices %" PRIu64, c.notices);
-	report_hdr_item(&h, "records %" PRIu64, c.records);
+	report_hdr_item(&h, "callchains %" PRIu64, c.callchains);
 	report_hdr_item(&h, "NMIs %" PRIu64, c.nmis);
 	report_hdr_item(&h, "losses %" PRIu64, c.lost);
 	report_hdr_item(&h, "sideband bytes %" PRIu64, c.sideband_bytes);
@@ -143,8 +143,8 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 			recording_stop_name(r->end.stop_reason));
 	else
 		fprintf(f, "; WARNING: the recording was not closed cleanly (no END section)\n");
-	report_hdr_begin(&h, f, "records: %" PRIu64 " (%" PRIu64 " bytes of stream),",
-			 s->records, r->stream_bytes);
+	report_hdr_begin(&h, f, "stream entries: %" PRIu64 " (%" PRIu64 " bytes),",
+			 s->entries, r->stream_bytes);
 	report_hdr_item(&h, "callchains: %" PRIu64 " (%" PRIu64 " in user mode, %" PRIu64
 			" without frames)", s->callchains, s->user_mode, s->empty);
 	report_hdr_end(&h);
@@ -181,7 +181,7 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 	report_hdr_item(&h, "unregistered %" PRIu64, s->vcpu_events[PVPROF_VCPU_UNREGISTERED]);
 	report_hdr_item(&h, "dropped %" PRIu64, s->vcpu_events[PVPROF_VCPU_DROPPED]);
 	report_hdr_sep(&h, "; ");
-	report_hdr_item(&h, "unknown records skipped: %" PRIu64, s->unknown);
+	report_hdr_item(&h, "unknown entries skipped: %" PRIu64, s->unknown);
 	report_hdr_end(&h);
 	fprintf(f, "# sideband: %" PRIu64 " messages (%" PRIu64 " bytes), %" PRIu64
 		" rejected as malformed\n", s->sideband, s->sideband_bytes,
@@ -228,8 +228,8 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 		report_host_counters(&r->start, &start);
 		report_host_counters(&r->end_status, &end);
 		report_hdr_begin(&h, f, "while recording, the host accepted %" PRIu64
-				 " records and counted %" PRIu64 " losses;",
-				 end.records - start.records, end.lost - start.lost);
+				 " callchains and counted %" PRIu64 " losses;",
+				 end.callchains - start.callchains, end.lost - start.lost);
 		report_hdr_item(&h, "the stream carried %" PRIu64 " callchains and %" PRIu64
 				" losses", s->callchains, lost);
 		report_hdr_item(&h, "%" PRIu64 " of them stream overflows",

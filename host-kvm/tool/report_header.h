@@ -15,14 +15,14 @@
  * struct report_host_counters - a STATUS section of the recording, summed
  * @samples: samples the host took, all vCPUs
  * @notices: notices it wrote
- * @records: callchain records it accepted
+ * @callchains: callchains it accepted
  * @nmis: pvprof NMIs it injected
  * @lost: its losses, all reasons
  * @sideband_bytes: sideband bytes it accepted
  * @sideband_refused: sideband messages it refused
  */
 struct report_host_counters {
-	uint64_t samples, notices, records, nmis, lost;
+	uint64_t samples, notices, callchains, nmis, lost;
 	uint64_t sideband_bytes, sideband_refused;
 };
 

@@ -189,7 +189,8 @@ static void write_counters(struct json_writer *w, const char *name,
 	json_begin_object(w);
 	json_member_uint(w, "samples", c.samples);
 	json_member_uint(w, "notices", c.notices);
-	json_member_uint(w, "records", c.records);
+	/* status -j's key for the callchains the host accepted. */
+	json_member_uint(w, "records", c.callchains);
 	json_member_uint(w, "nmis", c.nmis);
 	json_member_uint(w, "lost", c.lost);
 	json_member_uint(w, "sideband_bytes", c.sideband_bytes);
@@ -229,7 +230,8 @@ int report_write_json(FILE *f, const struct report_json *a)
 	json_member_string(&w, "recording", a->path);
 	write_vm(&w, r, s);
 	write_recorded(&w, r);
-	json_member_uint(&w, "stream_records", s->records);
+	/* The keys stream_records and unknown_records count stream entries. */
+	json_member_uint(&w, "stream_records", s->entries);
 	json_member_uint(&w, "stream_bytes", r->stream_bytes);
 	json_member_uint(&w, "callchains", s->callchains);
 	json_member_uint(&w, "user_mode", s->user_mode);

@@ -309,7 +309,7 @@ static bool same_sample(const struct report_pprof *pp, uint32_t entry, const voi
 static int pprof_sample(void *ctx, const struct profile *p, const struct profile_sample *s)
 {
 	struct report_pprof *pp = ctx;
-	const struct pvprof_record *rec = &s->v->u.callchain.rec;
+	const struct pvprof_callchain *chain = &s->v->u.callchain.chain;
 	struct pp_labels labels;
 	struct sample_key key;
 	struct pp_slot *slot;
@@ -336,8 +336,8 @@ static int pprof_sample(void *ctx, const struct profile *p, const struct profile
 	labels = (struct pp_labels){
 		.comm = guest_string_id(pp, s->comm),
 		.vcpu = s->v->hdr.vcpu_id,
-		.pid = rec->pid,
-		.tid = rec->tid,
+		.pid = chain->pid,
+		.tid = chain->tid,
 	};
 	if (labels.comm < 0 || index_reserve(&pp->sample_index, pp->nr_samples))
 		return -1;

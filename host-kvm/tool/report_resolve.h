@@ -52,7 +52,7 @@ struct report_sym {
  *	is known; frame-pointer chains are cut at the first return address
  *	that is not (report_sample_frames()).  NULL keeps every chain whole
  * @unwind: optional, unwinds the user stack snapshots of --call-graph
- *	dwarf recordings (report_unwind_new()); NULL keeps every record's
+ *	dwarf recordings (report_unwind_new()); NULL keeps every callchain's
  *	frame-pointer chain
  *
  * With no resolver every frame is unsymbolized (raw addresses).

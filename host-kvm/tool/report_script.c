@@ -151,7 +151,7 @@ static void script_frame(FILE *f, const struct report_sym *sym, uint64_t addr,
 static void script_header(struct script_ctx *c, const struct pvprof_st_view *v,
 			  const char *comm)
 {
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 	uint32_t fields = c->o->fields;
 	char esc[REPORT_ESC_SIZE];
 	const char *sep = "";
@@ -162,9 +162,9 @@ static void script_header(struct script_ctx *c, const struct pvprof_st_view *v,
 		sep = " ";
 	}
 	if ((fields & SCRIPT_F_PID) && (fields & SCRIPT_F_TID))
-		fprintf(c->f, "%s%u/%u", sep, rec->pid, rec->tid);
+		fprintf(c->f, "%s%u/%u", sep, chain->pid, chain->tid);
 	else if (fields & (SCRIPT_F_PID | SCRIPT_F_TID))
-		fprintf(c->f, "%s%u", sep, fields & SCRIPT_F_PID ? rec->pid : rec->tid);
+		fprintf(c->f, "%s%u", sep, fields & SCRIPT_F_PID ? chain->pid : chain->tid);
 	if (fields & (SCRIPT_F_PID | SCRIPT_F_TID))
 		sep = " ";
 	if (fields & SCRIPT_F_VCPU) {
@@ -193,10 +193,10 @@ static void script_header(struct script_ctx *c, const struct pvprof_st_view *v,
 		fputc('\n', c->f);
 }
 
-static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+static int script_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct script_ctx *c = opaque;
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 	const struct report_resolver *res = c->res;
 	uint32_t fields = c->o->fields;
 	char comm_buf[16];
@@ -213,7 +213,7 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
 	if (v->hdr.type != PVPROF_ST_CALLCHAIN)
 		return 0;
 	c->st->callchains++;
-	comm = sample_comm(res, rec->pid, rec->exec_gen, comm_buf, sizeof(comm_buf));
+	comm = sample_comm(res, chain->pid, chain->exec_gen, comm_buf, sizeof(comm_buf));
 	if (!report_sample_selected(c->flt, v, comm))
 		return 0;
 	if (report_sample_frames(res, v, &c->frames))
@@ -228,7 +228,7 @@ static int script_record(void *opaque, const struct pvprof_st_view *v, uint64_t 
 	for (i = first; i < end; i++) {
 		struct report_sym sym;
 
-		report_frame_resolve(res, &c->frames, i, rec->pid, rec->exec_gen, &sym);
+		report_frame_resolve(res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
 		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel, fields);
 	}
 	fputc('\n', c->f);
@@ -264,7 +264,7 @@ int report_write_script(FILE *f, const struct recording *r,
 				.st = st ? st : &unused };
 
 	memset(c.st, 0, sizeof(*c.st));
-	if (recording_for_each(r, script_record, &c) < 0)
+	if (recording_for_each(r, script_entry, &c) < 0)
 		return -2;
 	return ferror(f) ? -1 : 0;
 }

@@ -6,10 +6,10 @@
  * --kernel, --user) and apply them here, so that a sample script prints
  * is a sample report counts.
  *
- * A sample's time is its callchain record's host_time_ns: host
- * CLOCK_MONOTONIC when the host queued the record to the stream, at the
+ * A sample's time is its callchain entry's host_time_ns: host
+ * CLOCK_MONOTONIC when the host queued the entry to the stream, at the
  * VM entry after the guest's NMI handler posted it (the stream does not
- * carry the host time of the sample itself, and the record's own time_ns
+ * carry the host time of the sample itself, and the callchain's own time_ns
  * is the guest's clock).  --time counts it from the recording's start,
  * the HOST section's start_monotonic_ns, the same clock.  perf's --time
  * takes perf's absolute timestamps instead; its percentages are of the
@@ -199,7 +199,7 @@ static uint64_t pct_of(uint64_t x, uint32_t pct)
  * @r: the recording
  *
  * Percentages are of the recording's length: from its start to its END
- * section, or to its last record when it has none (a cut recording, read
+ * section, or to its last stream entry when it has none (a cut recording, read
  * once more for that).  As perf does, a percentage range includes its
  * start and excludes its end, but for one that ends at 100%.
  * Return: EXIT_OK, EXIT_USAGE when the recording has no start time (no
@@ -275,7 +275,7 @@ void report_time_describe(const struct report_time *t, char *buf, size_t size)
  * @origin_ns: the recording's start
  * @host_time_ns: host CLOCK_MONOTONIC
  *
- * A record queued in the moment between record opening the stream and
+ * An entry queued in the moment between record opening the stream and
  * noting the start counts as at the start: "from 0" means from the
  * beginning.
  * Return: nanoseconds.
@@ -288,7 +288,7 @@ uint64_t report_time_relative(uint64_t origin_ns, uint64_t host_time_ns)
 /**
  * report_time_selected() - whether a time lies in a window of --time
  * @t: resolved by report_time_resolve()
- * @host_time_ns: a record's host time
+ * @host_time_ns: a stream entry's host time
  *
  * Return: true when it does.
  */
@@ -306,7 +306,7 @@ bool report_time_selected(const struct report_time *t, uint64_t host_time_ns)
 /**
  * report_sample_selected() - whether a callchain passes the sample filters
  * @f: the filters
- * @v: the callchain record
+ * @v: the callchain entry
  * @comm: its command name as shown (sample_comm())
  *
  * --kernel and --user select frames, and leave out the samples without
@@ -316,11 +316,11 @@ bool report_time_selected(const struct report_time *t, uint64_t host_time_ns)
 bool report_sample_selected(const struct report_filter *f,
 			    const struct pvprof_st_view *v, const char *comm)
 {
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 
 	if (f->vcpu >= 0 && v->hdr.vcpu_id != (uint64_t)f->vcpu)
 		return false;
-	if (f->pid >= 0 && rec->pid != (uint64_t)f->pid)
+	if (f->pid >= 0 && chain->pid != (uint64_t)f->pid)
 		return false;
 	if (f->comm && strcmp(comm, f->comm))
 		return false;

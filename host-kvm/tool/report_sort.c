@@ -418,7 +418,7 @@ static bool has_key(const struct report_table *t, enum report_sort_key k)
 static int table_sample(void *ctx, const struct profile *p, const struct profile_sample *s)
 {
 	struct report_table *t = ctx;
-	const struct pvprof_record *rec = &s->v->u.callchain.rec;
+	const struct pvprof_callchain *chain = &s->v->u.callchain.chain;
 	bool per_frame = has_key(t, REPORT_KEY_DSO) || has_key(t, REPORT_KEY_SYM);
 	struct row_key k;
 	struct row *r;
@@ -429,9 +429,9 @@ static int table_sample(void *ctx, const struct profile *p, const struct profile
 	if (has_key(t, REPORT_KEY_COMM))
 		k.comm = s->comm;
 	if (has_key(t, REPORT_KEY_PID))
-		k.pid = rec->pid;
+		k.pid = chain->pid;
 	if (has_key(t, REPORT_KEY_TID))
-		k.tid = rec->tid;
+		k.tid = chain->tid;
 	if (has_key(t, REPORT_KEY_VCPU))
 		k.vcpu = s->v->hdr.vcpu_id;
 	if (!per_frame) {

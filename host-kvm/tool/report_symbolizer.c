@@ -146,7 +146,7 @@ struct setup_ctx {
 	struct report_unwind *unwind;
 };
 
-static int setup_record(void *opaque, const struct pvprof_st_view *v, uint64_t off)
+static int setup_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct setup_ctx *c = opaque;
 
@@ -184,7 +184,7 @@ struct pvprof_symbolizer *recording_resolver(const struct recording *r,
 	c.unwind = report_unwind_alloc(s);
 	if (!c.unwind)
 		goto free_sym;
-	ret = recording_for_each(r, setup_record, &c);
+	ret = recording_for_each(r, setup_entry, &c);
 	if (ret) {
 		/* A read error (-1) is printed by recording_for_each(). */
 		if (ret > 0)

@@ -317,7 +317,7 @@ static const struct unwind_mapping *find_mapping(void *ctx, uint64_t addr)
 	return i < 0 ? NULL : &im->maps[i];
 }
 
-static void frames_from_record(const struct pvprof_st_view *v, struct report_frames *out)
+static void frames_from_entry(const struct pvprof_st_view *v, struct report_frames *out)
 {
 	uint32_t i, n = v->nr_frames;
 
@@ -326,7 +326,7 @@ static void frames_from_record(const struct pvprof_st_view *v, struct report_fra
 	for (i = 0; i < n; i++)
 		out->addr[i] = pvprof_st_frame(v, i);
 	out->nr = n;
-	out->nr_kernel = v->u.callchain.rec.nr_kernel < n ? v->u.callchain.rec.nr_kernel : n;
+	out->nr_kernel = v->u.callchain.chain.nr_kernel < n ? v->u.callchain.chain.nr_kernel : n;
 	out->first_return = n;
 	out->cut = 0;
 }
@@ -340,7 +340,7 @@ static void frames_from_record(const struct pvprof_st_view *v, struct report_fra
  * not read from the stack, and stays.  Without any known mapping of the
  * image nothing can be judged and the chain stays whole.
  */
-static void cut_fp_chain(const struct report_resolver *res, const struct pvprof_record *rec,
+static void cut_fp_chain(const struct report_resolver *res, const struct pvprof_callchain *chain,
 			 struct report_frames *out)
 {
 	uint32_t i;
@@ -348,7 +348,7 @@ static void cut_fp_chain(const struct report_resolver *res, const struct pvprof_
 	if (!res || !res->user_code)
 		return;
 	for (i = out->nr_kernel + 1; i < out->nr; i++) {
-		int in = res->user_code(res->ctx, rec->pid, rec->exec_gen, out->addr[i]);
+		int in = res->user_code(res->ctx, chain->pid, chain->exec_gen, out->addr[i]);
 
 		if (in < 0)
 			return;
@@ -385,9 +385,9 @@ static enum report_uw_fallback fallback_reason(const struct uw_image *im, uint64
 /**
  * report_sample_frames() - the frames a callchain is shown with
  * @res: the resolver; its @unwind, when set, unwinds user stack snapshots
- * @v: the callchain record
- * @out: filled in: the record's kernel frames, then its user frames,
- *	DWARF-unwound when the record has a snapshot that unwinds past its
+ * @v: the callchain entry
+ * @out: filled in: the callchain's kernel frames, then its user frames,
+ *	DWARF-unwound when the callchain has a snapshot that unwinds past its
  *	first frame, else the guest's frame-pointer chain, cut at its first
  *	return address outside the image's code when @res can tell
  *	(report_resolver.user_code; @out->cut counts the frames left out)
@@ -397,7 +397,7 @@ static enum report_uw_fallback fallback_reason(const struct uw_image *im, uint64
 int report_sample_frames(const struct report_resolver *res,
 			 const struct pvprof_st_view *v, struct report_frames *out)
 {
-	const struct pvprof_record *rec = &v->u.callchain.rec;
+	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 	struct report_unwind *ru = res ? res->unwind : NULL;
 	uint64_t user[PVPROF_MAX_DEPTH];
 	struct unwind_sample s;
@@ -408,14 +408,14 @@ int report_sample_frames(const struct report_resolver *res,
 	uint64_t gen;
 	int n = 0, max;
 
-	frames_from_record(v, out);
+	frames_from_entry(v, out);
 	if (!ru || !v->ustack_data) {
-		cut_fp_chain(res, rec, out);
+		cut_fp_chain(res, chain, out);
 		return 0;
 	}
 	ru->st.snapshots++;
 	max = PVPROF_MAX_DEPTH - (int)out->nr_kernel;
-	image = pvprof_symbolizer_image(ru->sym, rec->pid, rec->exec_gen, &gen, &nr_maps);
+	image = pvprof_symbolizer_image(ru->sym, chain->pid, chain->exec_gen, &gen, &nr_maps);
 	if (image) {
 		im = image_get(ru, image, gen, nr_maps);
 		if (!im)
@@ -429,7 +429,7 @@ int report_sample_frames(const struct report_resolver *res,
 	}
 	if (n < 2) {
 		ru->st.fallback[fallback_reason(im, v->ustack_regs[PVPROF_UREG_IP], end)]++;
-		cut_fp_chain(res, rec, out);
+		cut_fp_chain(res, chain, out);
 		return 0;
 	}
 	ru->st.unwound++;

@@ -22,7 +22,7 @@
  * @nr_kernel: of those, kernel frames
  * @first_return: frames from this index on are return addresses found by
  *	DWARF unwinding, named at addr - 1; @nr when there are none
- * @cut: user frames of the record's frame-pointer chain left out from a
+ * @cut: user frames of the callchain's frame-pointer chain left out from a
  *	return address outside the image's code on (0 when none)
  */
 struct report_frames {

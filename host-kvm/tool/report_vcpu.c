@@ -5,7 +5,7 @@
  * A vCPU that loses samples (its ring full, throttled, NMIs coalesced)
  * is under-represented in the profile without a word; the header only
  * sums the losses.  This table puts each vCPU's samples shown next to the
- * callchain and LOSS records the recording holds for it.  The samples go
+ * callchain and LOSS entries the recording holds for it.  The samples go
  * through every filter; the recording's columns through --vcpu and --time
  * only, since losses have no process or frames.  Losses the host did not
  * count against one vCPU (vcpu_id ~0) get a row of their own.
@@ -119,7 +119,7 @@ const struct profile_sink *report_vcpus_sink(struct report_vcpus *vc,
 	return &vc->sink;
 }
 
-static int count_record(void *ctx, const struct pvprof_st_view *v, uint64_t off)
+static int count_entry(void *ctx, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct report_vcpus *vc = ctx;
 	const struct report_filter *flt = vc->flt;
@@ -205,7 +205,7 @@ int report_write_per_vcpu(FILE *f, struct report_vcpus *vc, const struct recordi
 	uint32_t i, n = 0;
 
 	vc->flt = flt;
-	if (recording_for_each(r, count_record, vc) < 0 && !vc->error)
+	if (recording_for_each(r, count_entry, vc) < 0 && !vc->error)
 		return -2;
 	if (vc->error) {
 		p_err("out of memory for the per-vCPU table");

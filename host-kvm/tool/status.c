@@ -28,7 +28,7 @@ struct status {
 };
 
 struct totals {
-	uint64_t samples, notices, records, nmis, lost;
+	uint64_t samples, notices, callchains, nmis, lost;
 	uint32_t registered;
 };
 
@@ -68,7 +68,7 @@ static void sum_vcpus(const struct status *st, struct totals *t)
 		t->registered += !!v->registered;
 		t->samples += v->samples;
 		t->notices += v->notices;
-		t->records += v->records;
+		t->callchains += v->callchains;
 		t->nmis += v->nmis;
 	}
 	t->lost = loss_sum(st->ctl.losses);
@@ -180,8 +180,9 @@ static void print_json(const struct vm_session *s, const struct status *st)
 	jw_uint(t.samples);
 	jw_name("notices");
 	jw_uint(t.notices);
+	/* The JSON keys keep the word scripts read: records are callchains. */
 	jw_name("records");
-	jw_uint(t.records);
+	jw_uint(t.callchains);
 	jw_name("nmis");
 	jw_uint(t.nmis);
 	jw_name("lost");
@@ -206,7 +207,7 @@ static void print_json(const struct vm_session *s, const struct status *st)
 		jw_name("notices");
 		jw_uint(v->notices);
 		jw_name("records");
-		jw_uint(v->records);
+		jw_uint(v->callchains);
 		jw_name("nmis");
 		jw_uint(v->nmis);
 		jw_name("nmis_withheld");
@@ -272,7 +273,7 @@ static void print_text(const struct vm_session *s, const struct status *st)
 	       (uint64_t)c->sideband_bytes, (uint64_t)c->sideband_refused);
 	if (st->nr) {
 		printf("\n  %5s  %-26s %12s %12s %12s %12s %12s\n", "vcpu",
-		       "buffer (gpa/size)", "samples", "notices", "records",
+		       "buffer (gpa/size)", "samples", "notices", "callchains",
 		       "nmis", "lost");
 		for (i = 0; i < st->nr; i++) {
 			const struct pvprof_vcpu_status *v = &st->vcpus[i];
@@ -286,7 +287,7 @@ static void print_text(const struct vm_session *s, const struct status *st)
 			printf("  %5u  %-26s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
 			       " %12" PRIu64 " %12" PRIu64 "\n",
 			       v->vcpu_id, buf, (uint64_t)v->samples,
-			       (uint64_t)v->notices, (uint64_t)v->records,
+			       (uint64_t)v->notices, (uint64_t)v->callchains,
 			       (uint64_t)v->nmis, loss_sum(v->losses));
 		}
 		for (i = 0; i < st->nr; i++) {
@@ -305,8 +306,8 @@ static void print_text(const struct vm_session *s, const struct status *st)
 		printf("    %-18s %12" PRIu64 "\n", pvprof_loss_name(r),
 		       (uint64_t)c->losses[r]);
 	printf("\n  totals: samples %" PRIu64 ", notices %" PRIu64
-	       ", records %" PRIu64 ", nmis %" PRIu64 ", lost %" PRIu64 "\n",
-	       t.samples, t.notices, t.records, t.nmis, t.lost);
+	       ", callchains %" PRIu64 ", nmis %" PRIu64 ", lost %" PRIu64 "\n",
+	       t.samples, t.notices, t.callchains, t.nmis, t.lost);
 }
 
 int do_status(int argc, char **argv)

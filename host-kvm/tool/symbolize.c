@@ -7,8 +7,8 @@
  * whole state again when a recording starts) costs one sort, and repeated
  * entries collapse into one.  Lookups are binary searches.
  *
- * A symbolizer fed in stream order knows, at each record, only the part of
- * a table that arrived before it.  A second one, fed the whole recording's
+ * A symbolizer fed in stream order knows, at each stream entry, only the
+ * part of a table that arrived before it.  A second one, fed the whole recording's
  * sideband first (pvprof_symbolizer_complete()), supplies the complete
  * table of the same image for the name.
  */
@@ -759,7 +759,7 @@ void pvprof_symbolizer_complete(struct pvprof_symbolizer *s,
  * pvprof_symbolizer_add() - take in one sideband message
  * @s: the symbolizer
  * @msg: struct pvprof_sideband_hdr and its payload, as carried by a
- *	PVPROF_ST_SIDEBAND stream record; messages go in stream order
+ *	PVPROF_ST_SIDEBAND stream entry; messages go in stream order
  * @len: bytes at @msg
  *
  * Return: 0; -EINVAL for a message that breaks the framing or payload
@@ -796,7 +796,7 @@ int pvprof_symbolizer_add(struct pvprof_symbolizer *s, const void *msg, size_t l
 		ret = add_elf_syms(s, msg, len);
 		break;
 	case PVPROF_SB_EXIT:
-		/* Records of the image may follow: its tables stay. */
+		/* Callchains of the image may follow: its tables stay. */
 		break;
 	case PVPROF_SB_AGENT:
 		add_agent(s, msg);
@@ -945,9 +945,9 @@ static void resolve_user(struct pvprof_symbolizer *s, uint32_t pid,
 /**
  * pvprof_symbolizer_resolve() - name one callchain address
  * @s: the symbolizer
- * @kernel_frame: the address is one of the record's kernel frames
- * @pid: the record's pid (ignored for kernel frames)
- * @exec_gen: the record's exec_gen (ignored for kernel frames)
+ * @kernel_frame: the address is one of the callchain's kernel frames
+ * @pid: the callchain's pid (ignored for kernel frames)
+ * @exec_gen: the callchain's exec_gen (ignored for kernel frames)
  * @addr: the address
  * @out: the answer (see struct pvprof_sym)
  */

@@ -2,7 +2,7 @@
 /*
  * The host-side symbolizer: builds the guest's kernel, module, process and
  * ELF symbol tables from sideband messages (spec pvprof-sideband-payloads)
- * and names the addresses of callchain records with them, offline.
+ * and names the addresses of callchains with them, offline.
  *
  * Everything it is given came from the guest: every message is checked
  * with the shared core before use, a bad one is counted and ignored, and

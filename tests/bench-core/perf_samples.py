@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""perf.data's user samples, for pvprof-gen to record as the host would.
+"""perf.data's user samples, for pvprof-gen to stream as the host would.
 
 usage: perf_samples.py [--pid PID] PERF_DATA OUT
 
@@ -12,7 +12,7 @@ perf leaves the user chain to its unwinder), and in dwarf mode the user
 registers DWARF needs and the stack bytes.  So both profilers are measured
 on the same samples.  Prints "samples N frames F snapshots S".
 
-Output: "PVBCSMP1", then records of u32 tag, u32 payload length, the
+Output: "PVBCSMP1", then items of u32 tag, u32 payload length, the
 payload, padded to 8 bytes:
   1 map      u32 pid, u32 0, u64 start, len, pgoff, then the path
   2 process  u32 pid, then the comm (16 bytes, NUL-padded)
@@ -144,7 +144,7 @@ def parse_sample(data, off, end, sample_type, regs_user):
     if not chain and ip is not None:
         chain = [ip]
     elif ip is not None and chain[0] != ip:
-        # The first user frame is the IP, as in pvprof's user-mode records.
+        # The first user frame is the IP, as in pvprof's user-mode callchains.
         chain.insert(0, ip)
     return pid, tid, time, chain, regs, stack
 

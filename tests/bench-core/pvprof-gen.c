@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench-core's recording writer: perf's samples (perf_samples.py's output)
- * as the pvprof host would have streamed them, one callchain record per
+ * as the pvprof host would have streamed them, one callchain entry per
  * sample through the core's encoder, with the sideband a guest agent would
  * have sent for the process: PROCESS, MMAP with the files' build-ids and
  * ELF addresses, ELF_SYMS and UNWIND from the agent's own encoders.  So
@@ -9,8 +9,8 @@
  * frames and the same stack bytes, read from the same files.
  *
  * usage: pvprof-gen [--fp] SAMPLES OUT
- *	--fp	records without their stack snapshot, as --call-graph fp
- *		(a dwarf-mode input then leaves each record its IP alone)
+ *	--fp	callchains without their stack snapshot, as --call-graph fp
+ *		(a dwarf-mode input then leaves each callchain its IP alone)
  *
  * Prints "samples N frames F snapshots S stream_bytes B".
  *
@@ -102,9 +102,9 @@ static void gen_sample(const struct in_sample *is, const uint64_t *frames,
 	uint32_t nr = is->nr_frames < PVPROF_MAX_DEPTH ? is->nr_frames : PVPROF_MAX_DEPTH;
 
 	g.time_ns = is->time;
-	gen_record(&g, is->pid, is->tid,
-		   PVPROF_REC_F_USER | (nr < is->nr_frames ? PVPROF_REC_F_TRUNCATED : 0),
-		   0, nr, frames);
+	gen_chain(&g, is->pid, is->tid,
+		  PVPROF_CHAIN_F_USER | (nr < is->nr_frames ? PVPROF_CHAIN_F_TRUNCATED : 0),
+		  0, nr, frames);
 	if (regs && !opt_fp) {
 		uint64_t uregs[PVPROF_UREG_NR];
 
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	if (len < 8 || memcmp(in, "PVBCSMP1", 8))
 		gen_die("not a perf_samples.py output");
 	/* A STREAM section as one read(2) of record; room kept for the largest. */
-	g.room = PVPROF_STREAM_MAX_RECORD;
+	g.room = PVPROF_STREAM_MAX_ENTRY;
 	if (gen_open(&g, argv[a + 1]))
 		gen_die("cannot write the recording");
 	while (pos + 8 <= len) {
@@ -249,13 +249,13 @@ int main(int argc, char **argv)
 			}
 			gen_sample(&is, frames, regs, stack);
 		} else {
-			gen_die("an unknown or malformed record in the samples");
+			gen_die("an unknown or malformed item in the samples");
 		}
 		pos += 8 + ((plen + 7U) & ~7U);
 	}
 	if (!started)
 		gen_die("no samples");
-	vcpu.samples = vcpu.notices = vcpu.records = nr_samples;
+	vcpu.samples = vcpu.notices = vcpu.callchains = nr_samples;
 	if (gen_end(&g, &ctl, &vcpu, 1, PVPROF_DATA_STOP_SIGNAL, g.time_ns))
 		gen_die("cannot finish the recording");
 	printf("samples %" PRIu64 " frames %" PRIu64 " snapshots %" PRIu64

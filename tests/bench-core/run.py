@@ -6,7 +6,7 @@ usage: run.py [--reps N] [--freq HZ] [--fp-seconds S] [--dwarf-seconds S]
               [--host-seconds S] [--guest-recording FILE [--guest-copies N]]
               [--out DIR] [--smoke]
 
-1. host: host-bench, the pvprof KVM module's per-record path on the core
+1. host: host-bench, the pvprof KVM module's per-callchain path on the core
    (validation, stream encoding and the copies around them).
 2. inputs: bench-core-workload (workload.c), built with and without frame
    pointers, recorded here by perf (`perf record -e cpu-clock --all-user
@@ -22,7 +22,7 @@ usage: run.py [--reps N] [--freq HZ] [--fp-seconds S] [--dwarf-seconds S]
 
 Writes OUT/result.json and OUT/table.txt (README.md defines the figures),
 and checks that every count adds up (samples perf wrote = samples each
-command saw, host records all accepted); --smoke does that on small sizes
+command saw, host callchains all accepted); --smoke does that on small sizes
 in $O/bench-core-smoke and writes "<passed> <failed>" to
 $O/results/bench-core-smoke.  Times are reported, never checked.
 """
@@ -150,6 +150,7 @@ def host_path(args):
                     "--reps", str(args.host_reps)])
     raw = json.loads(out)
     host = {}
+    # result.json keeps the key "records" (here: callchains), as earlier results have it.
     for name, c in raw.items():
         rates = [r["records"] / r["cpu_s"] for r in c["reps"]]
         wall = [r["records"] / r["wall_s"] for r in c["reps"]]
@@ -209,7 +210,7 @@ def make_inputs(args, exes):
         inputs[mode] = {
             "source": "perf record -e cpu-clock -F %d --all-user --call-graph %s of "
                       "bench-core-workload (workload.c, gcc -O2 %s), %g CPU s; its samples "
-                      "written as pvprof records by perf_samples.py and pvprof-gen" %
+                      "written as pvprof callchains by perf_samples.py and pvprof-gen" %
                       (args.freq, mode, "-fno-omit-frame-pointer" if mode == "fp"
                        else "-fomit-frame-pointer", seconds),
             "perf_data": perf_data, "pvprof_data": pv_data,
@@ -373,7 +374,7 @@ def table(result):
     lines.append("rates per CPU second of the command (user + sys), median (min..max) "
                  "of %d reps" % result["config"]["reps"])
     lines.append("")
-    lines.append("host path (host-bench, records/s per core)      fp                        "
+    lines.append("host path (host-bench, callchains/s per core)   fp                        "
                  "dwarf (8 KiB snapshot)")
     for case, label in (("validate_encode", "validate + encode"),
                         ("drain", "drain: copy, validate, encode, queue"),
@@ -452,16 +453,16 @@ def main():
                          "dwarf_seconds": args.dwarf_seconds,
                          "host_seconds": args.host_seconds, "host_reps": args.host_reps,
                          "smoke": args.smoke},
-              "rate_basis": "samples (records) per CPU second, user + sys, of the command "
+              "rate_basis": "samples (host-bench: callchains) per CPU second, user + sys, of the command "
                             "(host-bench: of its thread); wall-clock rates under wall_*"}
 
     # The host path first: it needs no perf.
     host = host_path(args)
     result["host"] = host
     for name, h in sorted(host.items()):
-        checks.check("host %s: every record accepted and queued" % name,
+        checks.check("host %s: every callchain accepted and queued" % name,
                      h["accepted"] >= h["records"] > 0 and not h["rejected"] and not h["lost"],
-                     "records %d accepted %d rejected %d lost %d" % (
+                     "callchains %d accepted %d rejected %d lost %d" % (
                          h["records"], h["accepted"], h["rejected"], h["lost"]))
     for mode in MODES:
         for case in HOST_CASES:
@@ -495,7 +496,7 @@ def main():
                          conv["samples"] == gen["samples"] and conv["frames"] == gen["frames"],
                          "%s against %s" % (conv, gen))
             if mode == "dwarf":
-                checks.check("dwarf: every record carries its stack snapshot",
+                checks.check("dwarf: every callchain carries its stack snapshot",
                              gen["snapshots"] == gen["samples"] == conv["snapshots"],
                              "%s" % gen)
             rep_seen = seen["report_" + mode]

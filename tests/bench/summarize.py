@@ -63,7 +63,7 @@ def read_json(path):
 
 def report_counts(path):
     """The callchain and skewed counts of a kvm-pvprof report's header
-    ("# records: N (...), callchains: N" and "# stale: N, skewed: N, ...")."""
+    ("# stream entries: N (...), callchains: N" and "# stale: N, skewed: N, ...")."""
     counts = {}
     for m in re.finditer(r"^# .*?\b(skewed|callchains): (\d+)", read_text(path), re.M):
         counts.setdefault(m.group(1), int(m.group(2)))
@@ -120,7 +120,8 @@ def load_run(runs, cond, rep):
         tb, ta = sb["totals"], sa["totals"]
         run["samples"] = ta["samples"] - tb["samples"]
         run["notices"] = ta["notices"] - tb["notices"]
-        run["records"] = ta["records"] - tb["records"]
+        # status -j's "records" are the callchains the host accepted.
+        run["callchains"] = ta["records"] - tb["records"]
         run["nmis"] = ta["nmis"] - tb["nmis"]
         run["losses"] = {k: sa["losses"][k] - sb["losses"].get(k, 0) for k in sa["losses"]}
         run["report"] = report_counts(os.path.join(runs, name + ".report.txt"))
@@ -438,9 +439,9 @@ def main():
     for r in pv:
         for k, v in r["losses"].items():
             losses[k] = losses.get(k, 0) + v
-    delivered = sum(r["records"] for r in pv) - losses.get("stream_overflow", 0)
+    delivered = sum(r["callchains"] for r in pv) - losses.get("stream_overflow", 0)
     # The recording spans a little more than the timed window: the skew
-    # rate is the share of its callchain records marked skewed.
+    # rate is the share of its callchains marked skewed.
     skewed = [r["report"].get("skewed") for r in pv]
     chains = [r["report"].get("callchains") for r in pv]
     skew_rate = None
@@ -510,7 +511,7 @@ def main():
         "host_cost": host_cost(runs_dir),
         # Frame-pointer against DWARF call graphs (user stack snapshots):
         # the guest's time, the recording's bytes and report's time, each
-        # per callchain record.  This guest runs no agent, so report finds
+        # per callchain.  This guest runs no agent, so report finds
         # no unwind tables and its dwarf time is decoding alone.
         "call_graph": {mode: call_graph_costs(runs[c], per[c]) for mode, c in
                        (("fp", "pvprof"), ("dwarf", "pvprof_dwarf"))},

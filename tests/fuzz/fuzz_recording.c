@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: kvm-pvprof's recording reader and every report writer.
  *
- * The input is a recording file.  The reader must accept it or refuse it
+ * The input is a recording.  The reader must accept it or refuse it
  * with a message that names an offset, never read outside it.  An accepted
  * recording goes through every writer (header, the top table by self and
  * by every key, the call graph in both orders, the per-vCPU table, folded
@@ -260,10 +260,10 @@ static bool same_cut(const struct recording_cut *a, const struct recording_cut *
 {
 	return a->cut == b->cut && a->in_header == b->in_header && a->at == b->at &&
 	       a->section == b->section && a->type == b->type && a->size == b->size &&
-	       a->kept == b->kept && a->records_lost == b->records_lost;
+	       a->kept == b->kept && a->entries_lost == b->entries_lost;
 }
 
-static int count_record(void *ctx, const struct pvprof_st_view *v, uint64_t off)
+static int count_entry(void *ctx, const struct pvprof_st_view *v, uint64_t off)
 {
 	(void)v;
 	(void)off;
@@ -274,14 +274,14 @@ static int count_record(void *ctx, const struct pvprof_st_view *v, uint64_t off)
 /*
  * The same bytes as a file, read through the reader's window as report
  * reads them: it must judge them as the in-memory reading did (@mem, or
- * NULL when that refused them) and walk the same records.
+ * NULL when that refused them) and walk the same entries.
  */
 static void check_file_reader(const uint8_t *data, size_t size, const struct recording *mem)
 {
 	int fd = memfd_create("fuzz_recording", MFD_CLOEXEC);
 	struct recording r;
 	char path[64], err[512];
-	uint64_t records = 0;
+	uint64_t entries = 0;
 
 	FUZZ_CHECK(fd >= 0);
 	FUZZ_CHECK(!size || write(fd, data, size) == (ssize_t)size);
@@ -289,11 +289,11 @@ static void check_file_reader(const uint8_t *data, size_t size, const struct rec
 	if (recording_load(&r, path, err, sizeof(err))) {
 		FUZZ_CHECK(!mem && !strncmp(err, "offset ", 7));
 	} else {
-		FUZZ_CHECK(mem && r.stream_records == mem->stream_records &&
+		FUZZ_CHECK(mem && r.stream_entries == mem->stream_entries &&
 			   r.has_end == mem->has_end &&
 			   same_cut(&r.cut, &mem->cut));
-		FUZZ_CHECK(!recording_for_each(&r, count_record, &records));
-		FUZZ_CHECK(records == r.stream_records);
+		FUZZ_CHECK(!recording_for_each(&r, count_entry, &entries));
+		FUZZ_CHECK(entries == r.stream_entries);
 		recording_free(&r);
 	}
 	close(fd);
@@ -319,7 +319,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	/* Only a recording closed cleanly must be whole; a cut one is read to the cut. */
-	FUZZ_CHECK(!r.has_end || (r.has_host && r.has_vm && r.stream_records >= 1));
+	FUZZ_CHECK(!r.has_end || (r.has_host && r.has_vm && r.stream_entries >= 1));
 	FUZZ_CHECK(!r.cut.cut || (!r.has_end && r.cut.at == size && r.cut.kept <= size));
 	if (!r.has_end) {
 		recording_describe_end(&r, err, sizeof(err));

@@ -14,8 +14,8 @@
 
 #define FUZZ_CHECK(cond)	do { if (!(cond)) abort(); } while (0)
 
-static __u8 out[PVPROF_STREAM_MAX_RECORD];
-static __u64 rec_copy[PVPROF_STREAM_MAX_RECORD / 8];
+static __u8 out[PVPROF_STREAM_MAX_ENTRY];
+static __u64 chain_copy[PVPROF_STREAM_MAX_ENTRY / 8];
 
 static void reencode(const struct pvprof_st_view *v)
 {
@@ -37,10 +37,10 @@ static void reencode(const struct pvprof_st_view *v)
 		f.guest_tsc = v->u.callchain.guest_tsc;
 		f.cpl = v->u.callchain.notice_cpl;
 		f.event = v->u.callchain.event;
-		memcpy(rec_copy, v->raw + offsetof(struct pvprof_st_callchain, rec),
-		       h->size - offsetof(struct pvprof_st_callchain, rec));
+		memcpy(chain_copy, v->raw + offsetof(struct pvprof_st_callchain, chain),
+		       h->size - offsetof(struct pvprof_st_callchain, chain));
 		len = pvprof_st_put_callchain(out, sizeof(out), h->vcpu_id, h->host_time_ns,
-					      &f, (const struct pvprof_record *)rec_copy);
+					      &f, (const struct pvprof_callchain *)chain_copy);
 		break;
 	case PVPROF_ST_LOSS:
 		len = pvprof_st_put_loss(out, sizeof(out), h->vcpu_id, h->host_time_ns,

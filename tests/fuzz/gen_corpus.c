@@ -3,7 +3,7 @@
  * Writes the fuzzers' seed corpus: well-formed inputs of every kind and a
  * few that break one rule each, so the fuzzers start next to every branch.
  *
- *   gen_corpus RECORD_DIR STREAM_DIR [UNWIND_DIR]
+ *   gen_corpus CALLCHAIN_DIR STREAM_DIR [UNWIND_DIR]
  *
  * The unwind seeds are real snapshots: unwind-test's fixture, built as
  * the Makefile builds it for fuzz_unwind, run once per case, takes its own
@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 #include "unwind_input.h"
 
-static const char *record_dir, *stream_dir;
+static const char *chain_dir, *stream_dir;
 
 static void write_file(const char *dir, const char *name, const void *buf, size_t len)
 {
@@ -40,93 +40,93 @@ static void write_file(const char *dir, const char *name, const void *buf, size_
 	}
 }
 
-/* Host state prefix, then the slot: see fuzz_record.c. */
-static void record_seed(const char *name, __u8 max_depth, __u16 answered, __u8 ahead,
-			const struct pvprof_record *rec, __u32 len)
+/* Host state prefix, then the slot: see fuzz_callchain.c. */
+static void chain_seed(const char *name, __u8 max_depth, __u16 answered, __u8 ahead,
+		       const struct pvprof_callchain *chain, __u32 len)
 {
-	static __u8 buf[4 + PVPROF_RECORD_SLOTS(16384) * PVPROF_RECORD_SLOT_SIZE];
+	static __u8 buf[4 + PVPROF_CHAIN_SLOTS(16384) * PVPROF_CHAIN_SLOT_SIZE];
 
 	buf[0] = max_depth;
 	buf[1] = answered & 0xff;
 	buf[2] = answered >> 8;
 	buf[3] = ahead;
-	memcpy(buf + 4, rec, len);
-	write_file(record_dir, name, buf, 4 + len);
+	memcpy(buf + 4, chain, len);
+	write_file(chain_dir, name, buf, 4 + len);
 }
 
-static void fill(struct pvprof_record *rec, __u64 seq, __u32 flags, __u32 nk, __u32 nu)
+static void fill(struct pvprof_callchain *chain, __u64 seq, __u32 flags, __u32 nk, __u32 nu)
 {
 	__u32 i;
 
-	pvprof_record_init(rec, seq, flags);
-	rec->pid = 1234;
-	rec->tid = 1235;
-	rec->time_ns = 1000000;
-	rec->nr_kernel = nk;
-	rec->nr_user = nu;
+	pvprof_callchain_init(chain, seq, flags);
+	chain->pid = 1234;
+	chain->tid = 1235;
+	chain->time_ns = 1000000;
+	chain->nr_kernel = nk;
+	chain->nr_user = nu;
 	for (i = 0; i < nk; i++)
-		pvprof_record_frames(rec)[i] = 0xffffffff81000000ULL + 0x40 * i;
+		pvprof_callchain_frames(chain)[i] = 0xffffffff81000000ULL + 0x40 * i;
 	for (; i < nk + nu; i++)
-		pvprof_record_frames(rec)[i] = 0x0000555555554000ULL + 0x40 * i;
-	pvprof_record_finish(rec, PVPROF_MAX_DEPTH);
+		pvprof_callchain_frames(chain)[i] = 0x0000555555554000ULL + 0x40 * i;
+	pvprof_callchain_finish(chain, PVPROF_MAX_DEPTH);
 }
 
-/* A syscall's record with 1500 bytes of user stack: two slots. */
+/* A syscall's callchain with 1500 bytes of user stack: two slots. */
 static void ustack_seed(void)
 {
-	static __u64 span[2 * PVPROF_RECORD_SLOT_SIZE / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)span;
+	static __u64 span[2 * PVPROF_CHAIN_SLOT_SIZE / 8];
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)span;
 	struct pvprof_ustack *us;
 	__u32 i;
 
-	fill(rec, 11, 0, 2, 2);
-	us = pvprof_record_ustack(rec);
-	us->regs[PVPROF_UREG_IP] = pvprof_record_frame(rec, 2);
+	fill(chain, 11, 0, 2, 2);
+	us = pvprof_callchain_ustack(chain);
+	us->regs[PVPROF_UREG_IP] = pvprof_callchain_frame(chain, 2);
 	us->regs[PVPROF_UREG_SP] = 0x00007ffffffde000ULL;
 	us->size = 1500;
 	for (i = 0; i < us->size; i++)
 		pvprof_ustack_data(us)[i] = (__u8)i;
-	rec->flags |= PVPROF_REC_F_USTACK;
-	rec->size = pvprof_record_ustack_bytes(4, us->size);
+	chain->flags |= PVPROF_CHAIN_F_USTACK;
+	chain->size = pvprof_callchain_ustack_bytes(4, us->size);
 	/* Top bit of the first byte: the host asks for 8192 bytes. */
-	record_seed("ustack_two_slots", 0x80, 10, 1, rec, sizeof(span));
+	chain_seed("ustack_two_slots", 0x80, 10, 1, chain, sizeof(span));
 }
 
-static void records(void)
+static void callchains(void)
 {
-	__u64 slot[PVPROF_RECORD_SLOT_SIZE / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)slot;
+	__u64 slot[PVPROF_CHAIN_SLOT_SIZE / 8];
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)slot;
 
-	fill(rec, 11, 0, 6, 4);
-	record_seed("kernel_syscall", 0, 10, 3, rec, rec->size);
-	fill(rec, 11, PVPROF_REC_F_USER, 0, 8);
-	record_seed("user", 32, 10, 1, rec, rec->size);
-	fill(rec, 300, PVPROF_REC_F_KTHREAD | PVPROF_REC_F_TRUNCATED, 3, 0);
-	record_seed("kthread_whole_slot", 0, 299, 5, rec, sizeof(slot));
-	fill(rec, 11, PVPROF_REC_F_STALE, 0, 0);
-	record_seed("stale", 0, 10, 2, rec, rec->size);
-	fill(rec, 11, PVPROF_REC_F_USER | PVPROF_REC_F_COMPAT, 0, PVPROF_MAX_DEPTH);
-	record_seed("user_max_depth", 0, 10, 1, rec, rec->size);
-	fill(rec, 11, 0, 4, 0);
-	record_seed("too_deep", 3, 10, 1, rec, rec->size);
-	fill(rec, 10, 0, 1, 0);
-	record_seed("seq_old", 0, 10, 1, rec, rec->size);
-	fill(rec, 12, 0, 1, 0);
-	record_seed("seq_future", 0, 10, 1, rec, rec->size);
-	fill(rec, 11, 0, 2, 2);
-	pvprof_record_frames(rec)[3] = 0xffff800000000000ULL;
-	record_seed("user_frame_range", 0, 10, 1, rec, rec->size);
-	fill(rec, 11, 0, 2, 0);
-	rec->size += 8;
-	record_seed("size_mismatch", 0, 10, 1, rec, rec->size);
+	fill(chain, 11, 0, 6, 4);
+	chain_seed("kernel_syscall", 0, 10, 3, chain, chain->size);
+	fill(chain, 11, PVPROF_CHAIN_F_USER, 0, 8);
+	chain_seed("user", 32, 10, 1, chain, chain->size);
+	fill(chain, 300, PVPROF_CHAIN_F_KTHREAD | PVPROF_CHAIN_F_TRUNCATED, 3, 0);
+	chain_seed("kthread_whole_slot", 0, 299, 5, chain, sizeof(slot));
+	fill(chain, 11, PVPROF_CHAIN_F_STALE, 0, 0);
+	chain_seed("stale", 0, 10, 2, chain, chain->size);
+	fill(chain, 11, PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_COMPAT, 0, PVPROF_MAX_DEPTH);
+	chain_seed("user_max_depth", 0, 10, 1, chain, chain->size);
+	fill(chain, 11, 0, 4, 0);
+	chain_seed("too_deep", 3, 10, 1, chain, chain->size);
+	fill(chain, 10, 0, 1, 0);
+	chain_seed("seq_old", 0, 10, 1, chain, chain->size);
+	fill(chain, 12, 0, 1, 0);
+	chain_seed("seq_future", 0, 10, 1, chain, chain->size);
+	fill(chain, 11, 0, 2, 2);
+	pvprof_callchain_frames(chain)[3] = 0xffff800000000000ULL;
+	chain_seed("user_frame_range", 0, 10, 1, chain, chain->size);
+	fill(chain, 11, 0, 2, 0);
+	chain->size += 8;
+	chain_seed("size_mismatch", 0, 10, 1, chain, chain->size);
 	ustack_seed();
 }
 
 static void streams(void)
 {
 	static __u8 buf[65536];
-	__u64 slot[PVPROF_RECORD_SLOT_SIZE / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)slot;
+	__u64 slot[PVPROF_CHAIN_SLOT_SIZE / 8];
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)slot;
 	struct pvprof_notice_facts f = { .ip = 0xffffffff81000000ULL, .guest_tsc = 5,
 					 .event = PVPROF_EVENT_CPU_CLOCK };
 	__u8 msg[16 + 29];
@@ -144,10 +144,10 @@ static void streams(void)
 	write_file(stream_dir, "hello", buf, len);
 	len += pvprof_st_put_vcpu(buf + len, sizeof(buf) - len, 0, 2,
 				  PVPROF_VCPU_REGISTERED, 16384, 0x12340000);
-	fill(rec, 1, 0, 5, 3);
-	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 0, 3, &f, rec);
-	fill(rec, 2, PVPROF_REC_F_USER, 0, 7);
-	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 1, 4, &f, rec);
+	fill(chain, 1, 0, 5, 3);
+	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 0, 3, &f, chain);
+	fill(chain, 2, PVPROF_CHAIN_F_USER, 0, 7);
+	len += pvprof_st_put_callchain(buf + len, sizeof(buf) - len, 1, 4, &f, chain);
 	for (i = 0; i < PVPROF_LOSS_NR; i += 3)
 		len += pvprof_st_put_loss(buf + len, sizeof(buf) - len, 0, 5, i, i + 1);
 	len += pvprof_st_put_sideband(buf + len, sizeof(buf) - len, 1, 6, msg, sizeof(msg));
@@ -164,8 +164,8 @@ static void streams(void)
 
 	/* The deepest callchain, cut one byte short. */
 	one = pvprof_st_put_hello(buf, sizeof(buf), 1, 1);
-	fill(rec, 9, 0, 60, 60);
-	len = one + pvprof_st_put_callchain(buf + one, sizeof(buf) - one, 0, 3, &f, rec);
+	fill(chain, 9, 0, 60, 60);
+	len = one + pvprof_st_put_callchain(buf + one, sizeof(buf) - one, 0, 3, &f, chain);
 	write_file(stream_dir, "deep_truncated", buf, len - 1);
 }
 
@@ -504,12 +504,12 @@ static void unwind_seeds(void)
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: %s RECORD_DIR STREAM_DIR [UNWIND_DIR]\n", argv[0]);
+		fprintf(stderr, "usage: %s CALLCHAIN_DIR STREAM_DIR [UNWIND_DIR]\n", argv[0]);
 		return 2;
 	}
-	record_dir = argv[1];
+	chain_dir = argv[1];
 	stream_dir = argv[2];
-	records();
+	callchains();
 	streams();
 	if (argc == 4) {
 		unwind_dir = argv[3];

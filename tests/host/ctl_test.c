@@ -3,7 +3,7 @@
  * Smoke test of the control plane's checks (spec pvprof-ctl and
  * spec pvprof-exposure): the error of every common check, ENABLE's argument
  * checks, exposure seen from the guest's PROBE, the capability check as an
- * unprivileged user, and a stream read into a buffer too small for a record.
+ * unprivileged user, and a stream read into a buffer too small for an entry.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -175,7 +175,7 @@ static void test_stream_small_read_einval(void)
 	struct pvprof_ctl_enable en = { .event = PVPROF_EVENT_CPU_CLOCK,
 					.sample_period = 1000000 };
 	struct pvprof_ctl_vm vmarg = { 0 };
-	uint8_t buf[PVPROF_STREAM_MAX_RECORD];
+	uint8_t buf[PVPROF_STREAM_MAX_ENTRY];
 	struct setup s;
 	int fd;
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Hostile guests (issue #4, spec pvprof-invalid-indices,
- * spec pvprof-record-drain and spec pvprof-losses): each case runs one
+ * spec pvprof-callchain-drain and spec pvprof-losses): each case runs one
  * misbehaving guest against the sampling host, then checks that
  *   - what it did was dropped and counted with the right loss reason,
  *   - the books balance once the vCPU is quiescent
  *     (samples == notices + sample losses,
- *      notices == records + stale + invalid + unanswered),
- *   - every callchain the stream carries passes the record rules,
+ *      notices == callchains + stale + invalid + unanswered),
+ *   - every callchain the stream carries passes the callchain rules,
  *   - the host is unharmed: the same vCPU then registers again, behaves,
- *     and gets its records accepted, and the stream ends with end of file
- *     after LOSS records that add up to the final counters.
+ *     and gets its callchains accepted, and the stream ends with end of file
+ *     after LOSS entries that add up to the final counters.
  *
  * The guest runs in ticks (GUEST_SYNC about every 10 ms) so that the host
  * can watch STATUS while it samples and decide when a phase is over; the
@@ -41,17 +41,17 @@ enum hostile_mode {
 	M_SIZE_ABSURD,		/* sizes 0, 8, 0xffff, inconsistent, 0xffff frames */
 	M_DEPTH_ABSURD,		/* 121 frames, over PVPROF_MAX_DEPTH */
 	M_DEPTH_OVER_CONFIG,	/* 9 frames where ENABLE allowed 8 */
-	M_SEQ_DUPLICATE,	/* a valid record, then the same seq again */
+	M_SEQ_DUPLICATE,	/* a valid callchain, then the same seq again */
 	M_SEQ_FUTURE,		/* a seq the host never wrote */
 	M_SEQ_ZERO,
-	M_RECORD_HEAD_GARBAGE,	/* record_head far ahead of record_tail */
+	M_CHAIN_HEAD_GARBAGE,	/* chain_head far ahead of chain_tail */
 	M_NOTICE_TAIL_GARBAGE,	/* notice_tail ahead of notice_head */
 	M_IGNORE,		/* notices never answered, tail never moves */
 	M_GUEST_ZEROES,		/* buffer zeroed after registration */
 	M_GUEST_COOKIE,		/* cookie overwritten after registration */
 	M_VMM_OVERWRITES,	/* user space overwrites the whole buffer */
 	M_SCRIBBLE_HOST_LINES,	/* garbage in the host-written lines */
-	M_FLIPPED,		/* a host thread flips record and index bytes */
+	M_FLIPPED,		/* a host thread flips callchain and index bytes */
 };
 
 /* Guest globals; the host writes them in guest memory (guest_var()). */
@@ -63,63 +63,63 @@ static uint64_t g_tail, g_rhead;
 
 static struct pvprof_buf_header *const hdr = (void *)BUF_GPA;
 
-static struct pvprof_record *record_slot(uint64_t index)
+static struct pvprof_callchain *chain_slot(uint64_t index)
 {
 	struct pvprof_geometry geo;
 
 	pvprof_geometry_init(&geo, BUF_SIZE);
-	return (struct pvprof_record *)((uint8_t *)hdr +
-					pvprof_record_offset(&geo, index));
+	return (struct pvprof_callchain *)((uint8_t *)hdr +
+					pvprof_callchain_offset(&geo, index));
 }
 
-static uint32_t record_slots(void)
+static uint32_t chain_slots(void)
 {
 	struct pvprof_geometry geo;
 
 	pvprof_geometry_init(&geo, BUF_SIZE);
-	return geo.record_slots;
+	return geo.chain_slots;
 }
 
-/* A record the host accepts: one kernel frame, the interrupted RIP. */
-static void record_build(struct pvprof_record *rec, uint64_t seq, uint64_t rip,
+/* A callchain the host accepts: one kernel frame, the interrupted RIP. */
+static void chain_build(struct pvprof_callchain *chain, uint64_t seq, uint64_t rip,
 			 uint16_t frames)
 {
 	uint16_t i;
 
-	memset(rec, 0, sizeof(*rec));
-	rec->seq = seq;
-	rec->flags = PVPROF_REC_F_KTHREAD;
-	rec->nr_kernel = frames;
-	rec->size = sizeof(*rec) + 8 * frames;
+	memset(chain, 0, sizeof(*chain));
+	chain->seq = seq;
+	chain->flags = PVPROF_CHAIN_F_KTHREAD;
+	chain->nr_kernel = frames;
+	chain->size = sizeof(*chain) + 8 * frames;
 	for (i = 0; i < frames; i++)
-		pvprof_record_frames(rec)[i] = PVPROF_KERNEL_HALF_START + rip + i;
+		pvprof_callchain_frames(chain)[i] = PVPROF_KERNEL_HALF_START + rip + i;
 }
 
-/* Make the record break one rule, per mode; @n cycles through variants. */
-static void record_corrupt(struct pvprof_record *rec, uint32_t mode, uint64_t n,
+/* Make the callchain break one rule, per mode; @n cycles through variants. */
+static void chain_corrupt(struct pvprof_callchain *chain, uint32_t mode, uint64_t n,
 			   uint64_t rip)
 {
 	switch (mode) {
 	case M_SIZE_ABSURD:
 		switch (n % 5) {
-		case 0: rec->size = 0; break;
-		case 1: rec->size = 8; break;
-		case 2: rec->size = 0xffff; break;
-		case 3: rec->size += 8; break;
-		default: rec->nr_kernel = 0xffff; rec->nr_user = 0xffff; break;
+		case 0: chain->size = 0; break;
+		case 1: chain->size = 8; break;
+		case 2: chain->size = 0xffff; break;
+		case 3: chain->size += 8; break;
+		default: chain->nr_kernel = 0xffff; chain->nr_user = 0xffff; break;
 		}
 		break;
 	case M_DEPTH_ABSURD:
-		record_build(rec, rec->seq, rip, PVPROF_MAX_DEPTH + 1);
+		chain_build(chain, chain->seq, rip, PVPROF_MAX_DEPTH + 1);
 		break;
 	case M_DEPTH_OVER_CONFIG:
-		record_build(rec, rec->seq, rip, 9);
+		chain_build(chain, chain->seq, rip, 9);
 		break;
 	case M_SEQ_FUTURE:
-		rec->seq += 1000 + n;
+		chain->seq += 1000 + n;
 		break;
 	case M_SEQ_ZERO:
-		rec->seq = 0;
+		chain->seq = 0;
 		break;
 	}
 }
@@ -129,7 +129,7 @@ static void hostile_nmi(struct ex_regs *regs)
 	uint32_t mode = g_mode;
 	const struct pvprof_notice *newest;
 	uint64_t head, rtail, published;
-	struct pvprof_record *rec;
+	struct pvprof_callchain *chain;
 
 	if (!g_live || mode == M_IGNORE)
 		return;
@@ -142,19 +142,19 @@ static void hostile_nmi(struct ex_regs *regs)
 		return;
 	}
 	newest = (const void *)((uint8_t *)hdr + pvprof_notice_offset(head - 1));
-	rtail = pvprof_load_acquire(&hdr->record_tail);
-	if (g_rhead - rtail + 2 <= record_slots()) {
-		rec = record_slot(g_rhead++);
-		record_build(rec, newest->seq, regs->rip, 1);
-		record_corrupt(rec, mode, g_answered, regs->rip);
+	rtail = pvprof_load_acquire(&hdr->chain_tail);
+	if (g_rhead - rtail + 2 <= chain_slots()) {
+		chain = chain_slot(g_rhead++);
+		chain_build(chain, newest->seq, regs->rip, 1);
+		chain_corrupt(chain, mode, g_answered, regs->rip);
 		if (mode == M_SEQ_DUPLICATE) {
-			rec = record_slot(g_rhead++);
-			record_build(rec, newest->seq, regs->rip, 1);
+			chain = chain_slot(g_rhead++);
+			chain_build(chain, newest->seq, regs->rip, 1);
 		}
 		published = g_rhead;
-		if (mode == M_RECORD_HEAD_GARBAGE)
+		if (mode == M_CHAIN_HEAD_GARBAGE)
 			published += 1ULL << 40;
-		pvprof_store_release(&hdr->record_head, published);
+		pvprof_store_release(&hdr->chain_head, published);
 	}
 	g_tail = head;
 	pvprof_store_release(&hdr->notice_tail,
@@ -170,8 +170,8 @@ static void hostile_nmi(struct ex_regs *regs)
 	} else if (mode == M_SCRIBBLE_HOST_LINES) {
 		/*
 		 * Everything the host writes except magic, cookie and
-		 * record_tail: the host rewrites record_tail only when it
-		 * drains, so a guest that scribbles it stalls its own record
+		 * chain_tail: the host rewrites chain_tail only when it
+		 * drains, so a guest that scribbles it stalls its own callchain
 		 * ring (it hurts only itself, spec pvprof-invalid-indices).
 		 */
 		hdr->size = 3;
@@ -212,7 +212,7 @@ static void guest_ticks(void)
 		 * guest that re-checks its buffer would.
 		 */
 		if (g_mode == M_FLIPPED && g_live) {
-			pvprof_store_release(&hdr->record_head, g_rhead);
+			pvprof_store_release(&hdr->chain_head, g_rhead);
 			pvprof_store_release(&hdr->notice_tail, g_tail);
 		}
 		GUEST_SYNC(STAGE_TICK);
@@ -266,7 +266,7 @@ static void *flip_bytes(void *arg)
 
 	while (!atomic_load(&f->stop)) {
 		uint32_t r = rand_r(&seed);
-		/* Record slots (pages 1..3) mostly, line 2's indices sometimes. */
+		/* Callchain slots (pages 1..3) mostly, line 2's indices sometimes. */
 		uint32_t off = (r & 7) ? PVPROF_PAGE_SIZE +
 			       (r >> 3) % (BUF_SIZE - PVPROF_PAGE_SIZE) :
 			       offsetof(struct pvprof_buf_header, notice_tail) + (r >> 3) % 16;
@@ -296,8 +296,8 @@ static bool phase_done(enum hostile_mode mode, const struct pvprof_vcpu_status *
 	case M_SEQ_ZERO:
 		return vs->losses[PVPROF_LOSS_INVALID] >= 20;
 	case M_SEQ_DUPLICATE:
-		return vs->losses[PVPROF_LOSS_INVALID] >= 10 && vs->records >= 10;
-	case M_RECORD_HEAD_GARBAGE:
+		return vs->losses[PVPROF_LOSS_INVALID] >= 10 && vs->callchains >= 10;
+	case M_CHAIN_HEAD_GARBAGE:
 		return vs->notices >= 60;
 	case M_NOTICE_TAIL_GARBAGE:
 	case M_IGNORE:
@@ -307,18 +307,18 @@ static bool phase_done(enum hostile_mode mode, const struct pvprof_vcpu_status *
 	case M_VMM_OVERWRITES:
 		return !vs->registered && vs->losses[PVPROF_LOSS_UNREGISTERED] >= 5;
 	case M_SCRIBBLE_HOST_LINES:
-		return vs->records >= 40;
+		return vs->callchains >= 40;
 	case M_FLIPPED:
 		return vs->notices >= 200;
 	case M_NORMAL:
 		break;
 	}
-	return vs->records >= 20;
+	return vs->callchains >= 20;
 }
 
 /* Run ticks until @done, or fail after PHASE_SECONDS; then stop the ticks. */
 static void run_phase(struct kvm_vm *vm, struct kvm_vcpu *vcpu,
-		      enum hostile_mode mode, uint64_t base_records,
+		      enum hostile_mode mode, uint64_t base_callchains,
 		      struct pvprof_vcpu_status *vs)
 {
 	uint64_t deadline = now_s() + PHASE_SECONDS;
@@ -328,12 +328,12 @@ static void run_phase(struct kvm_vm *vm, struct kvm_vcpu *vcpu,
 	for (;;) {
 		vcpu_run_expect_sync(vcpu, STAGE_TICK, &uc);
 		pvprof_vcpu_status(vm, 1, 0, vs);
-		if (mode == M_VMM_OVERWRITES && !overwritten && vs->records >= 10) {
+		if (mode == M_VMM_OVERWRITES && !overwritten && vs->callchains >= 10) {
 			guest_var(vm, g_live) = 0;
 			memset(vm->mem + BUF_GPA, 0xa5, BUF_SIZE);
 			overwritten = true;
 		}
-		if (mode == M_NORMAL ? vs->records >= base_records + 20 :
+		if (mode == M_NORMAL ? vs->callchains >= base_callchains + 20 :
 		    phase_done(mode, vs))
 			break;
 		if (now_s() > deadline) {
@@ -356,27 +356,27 @@ static void check_hostile_books(enum hostile_mode mode,
 	case M_DEPTH_OVER_CONFIG:
 	case M_SEQ_FUTURE:
 	case M_SEQ_ZERO:
-		TEST_ASSERT_EQ(vs->records, 0);
+		TEST_ASSERT_EQ(vs->callchains, 0);
 		TEST_ASSERT(vs->losses[PVPROF_LOSS_INVALID] >= 20, "invalid %llu",
 			    (unsigned long long)vs->losses[PVPROF_LOSS_INVALID]);
 		break;
 	case M_SEQ_DUPLICATE:
 		/* Each duplicate resolves the next notice as invalid. */
-		TEST_ASSERT(vs->records >= 10 && vs->losses[PVPROF_LOSS_INVALID] >= 10,
-			    "records %llu, invalid %llu",
-			    (unsigned long long)vs->records,
+		TEST_ASSERT(vs->callchains >= 10 && vs->losses[PVPROF_LOSS_INVALID] >= 10,
+			    "callchains %llu, invalid %llu",
+			    (unsigned long long)vs->callchains,
 			    (unsigned long long)vs->losses[PVPROF_LOSS_INVALID]);
 		break;
-	case M_RECORD_HEAD_GARBAGE:
-		TEST_ASSERT_EQ(vs->records, 0);
+	case M_CHAIN_HEAD_GARBAGE:
+		TEST_ASSERT_EQ(vs->callchains, 0);
 		TEST_ASSERT_EQ(vs->losses[PVPROF_LOSS_INVALID], 0);
 		TEST_ASSERT_EQ(vs->losses[PVPROF_LOSS_UNANSWERED], vs->notices);
 		break;
 	case M_NOTICE_TAIL_GARBAGE:
 		/* The first notice was answered; nothing after the garbage. */
-		TEST_ASSERT(vs->records <= 1 && vs->nmis <= 1,
-			    "records %llu, nmis %llu after a garbage notice_tail",
-			    (unsigned long long)vs->records,
+		TEST_ASSERT(vs->callchains <= 1 && vs->nmis <= 1,
+			    "callchains %llu, nmis %llu after a garbage notice_tail",
+			    (unsigned long long)vs->callchains,
 			    (unsigned long long)vs->nmis);
 		TEST_ASSERT(vs->losses[PVPROF_LOSS_NOTICE_RING_FULL] >= 20, "ring full %llu",
 			    (unsigned long long)vs->losses[PVPROF_LOSS_NOTICE_RING_FULL]);
@@ -396,13 +396,13 @@ static void check_hostile_books(enum hostile_mode mode,
 		TEST_ASSERT_EQ(query, PVPROF_QUERY_UNREGISTERED);
 		TEST_ASSERT_EQ(sc->dropped, 1);
 		TEST_ASSERT_EQ(sc->unregistered, 0);
-		TEST_ASSERT(vs->records >= 9, "records %llu before the buffer went",
-			    (unsigned long long)vs->records);
+		TEST_ASSERT(vs->callchains >= 9, "callchains %llu before the buffer went",
+			    (unsigned long long)vs->callchains);
 		break;
 	case M_SCRIBBLE_HOST_LINES:
 		TEST_ASSERT_EQ(vs->losses[PVPROF_LOSS_INVALID], 0);
-		TEST_ASSERT(vs->records >= 40, "records %llu",
-			    (unsigned long long)vs->records);
+		TEST_ASSERT(vs->callchains >= 40, "callchains %llu",
+			    (unsigned long long)vs->callchains);
 		break;
 	case M_FLIPPED:
 	case M_NORMAL:
@@ -462,39 +462,39 @@ static void run_hostile(const struct hostile_case *hc, const char *name)
 	pvprof_print_books(name, &hostile);
 	pvprof_assert_books(&hostile, "after the hostile phase");
 	TEST_ASSERT(sc.callchains + hostile.losses[PVPROF_LOSS_STREAM_OVERFLOW] ==
-		    hostile.records, "stream callchains %llu, records %llu",
+		    hostile.callchains, "stream callchains %llu, accepted %llu",
 		    (unsigned long long)sc.callchains,
-		    (unsigned long long)hostile.records);
+		    (unsigned long long)hostile.callchains);
 	check_hostile_books(hc->mode, &hostile, uc.args[1], &sc);
 
 	/* The host is unharmed: a well-behaved registration works again. */
 	guest_var(vm, g_mode) = M_NORMAL;
 	pvprof_enable(vm, &en);
 	vcpu_run_expect_sync(vcpu, STAGE_REREGISTERED, &uc);
-	run_phase(vm, vcpu, M_NORMAL, hostile.records, &vs);
+	run_phase(vm, vcpu, M_NORMAL, hostile.callchains, &vs);
 	pvprof_disable(vm);
 	vcpu_run_expect_sync(vcpu, STAGE_QUIESCED, &uc);
 	TEST_ASSERT_EQ(uc.args[1], PVPROF_QUERY_REGISTERED);
 	vcpu_run_expect_done(vcpu);
 	pvprof_vcpu_status(vm, 1, 0, &vs);
 	pvprof_assert_books(&vs, "after the well-behaved phase");
-	TEST_ASSERT(vs.records >= hostile.records + 20, "records %llu after %llu",
-		    (unsigned long long)vs.records,
-		    (unsigned long long)hostile.records);
+	TEST_ASSERT(vs.callchains >= hostile.callchains + 20, "callchains %llu after %llu",
+		    (unsigned long long)vs.callchains,
+		    (unsigned long long)hostile.callchains);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_INVALID],
 		       hostile.losses[PVPROF_LOSS_INVALID]);
 
-	/* End of file after the last records once the VM is gone. */
+	/* End of file after the last callchains once the VM is gone. */
 	vcpu_release(vcpu);
 	kvm_vm_free(vm);
 	pvprof_stream_read(stream_fd, &sc, true);
 	TEST_ASSERT_EQ(sc.hello, 1);
 	TEST_ASSERT_EQ(sc.registered, 2);
 	TEST_ASSERT_EQ(sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
+		       vs.callchains);
 	for (r = 0; r < PVPROF_LOSS_NR; r++)
 		TEST_ASSERT(sc.losses[r] == vs.losses[r],
-			    "LOSS records of %s add up to %llu, STATUS says %llu",
+			    "LOSS entries of %s add up to %llu, STATUS says %llu",
 			    pvprof_loss_name(r), (unsigned long long)sc.losses[r],
 			    (unsigned long long)vs.losses[r]);
 	close(stream_fd);
@@ -507,13 +507,13 @@ static void run_hostile(const struct hostile_case *hc, const char *name)
 		run_hostile(&hc, #name);				\
 	}
 
-HOSTILE_CASE(record_sizes_absurd, M_SIZE_ABSURD, 0)
-HOSTILE_CASE(record_depth_over_max, M_DEPTH_ABSURD, 0)
-HOSTILE_CASE(record_depth_over_enable, M_DEPTH_OVER_CONFIG, 8)
+HOSTILE_CASE(callchain_sizes_absurd, M_SIZE_ABSURD, 0)
+HOSTILE_CASE(callchain_depth_over_max, M_DEPTH_ABSURD, 0)
+HOSTILE_CASE(callchain_depth_over_enable, M_DEPTH_OVER_CONFIG, 8)
 HOSTILE_CASE(seq_duplicate, M_SEQ_DUPLICATE, 0)
 HOSTILE_CASE(seq_future, M_SEQ_FUTURE, 0)
 HOSTILE_CASE(seq_zero, M_SEQ_ZERO, 0)
-HOSTILE_CASE(record_head_garbage, M_RECORD_HEAD_GARBAGE, 0)
+HOSTILE_CASE(chain_head_garbage, M_CHAIN_HEAD_GARBAGE, 0)
 HOSTILE_CASE(notice_tail_garbage, M_NOTICE_TAIL_GARBAGE, 0)
 HOSTILE_CASE(notices_never_answered, M_IGNORE, 0)
 HOSTILE_CASE(buffer_zeroed_by_guest, M_GUEST_ZEROES, 0)
@@ -523,13 +523,13 @@ HOSTILE_CASE(host_lines_scribbled, M_SCRIBBLE_HOST_LINES, 0)
 HOSTILE_CASE(bytes_flipped_while_sampling, M_FLIPPED, 0)
 
 static const struct test_case cases[] = {
-	{ "record_sizes_absurd", test_record_sizes_absurd },
-	{ "record_depth_over_max", test_record_depth_over_max },
-	{ "record_depth_over_enable", test_record_depth_over_enable },
+	{ "callchain_sizes_absurd", test_callchain_sizes_absurd },
+	{ "callchain_depth_over_max", test_callchain_depth_over_max },
+	{ "callchain_depth_over_enable", test_callchain_depth_over_enable },
 	{ "seq_duplicate", test_seq_duplicate },
 	{ "seq_future", test_seq_future },
 	{ "seq_zero", test_seq_zero },
-	{ "record_head_garbage", test_record_head_garbage },
+	{ "chain_head_garbage", test_chain_head_garbage },
 	{ "notice_tail_garbage", test_notice_tail_garbage },
 	{ "notices_never_answered", test_notices_never_answered },
 	{ "buffer_zeroed_by_guest", test_buffer_zeroed_by_guest },

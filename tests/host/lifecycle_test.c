@@ -99,7 +99,7 @@ static void guest_code(void)
 
 /*
  * Leaves NMIs unanswered while it ticks; then answers the notices itself,
- * with interrupts off, and halts for good: a vCPU whose posted records only
+ * with interrupts off, and halts for good: a vCPU whose posted callchains only
  * DISABLE can drain.
  */
 static void guest_code_post_and_halt(void)
@@ -185,9 +185,9 @@ static void run_ticks(struct test_vm *t, bool (*done)(const struct pvprof_vcpu_s
 	}
 }
 
-static bool records_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
+static bool callchains_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
 {
-	return vs->records >= n;
+	return vs->callchains >= n;
 }
 
 static bool dropped_and_sampled(const struct pvprof_vcpu_status *vs, uint64_t unreg)
@@ -212,7 +212,7 @@ static uint64_t quiesce(struct test_vm *t, struct pvprof_vcpu_status *vs)
 	pvprof_assert_books(vs, "quiesced");
 	pvprof_stream_read(t->stream_fd, &t->sc, false);
 	TEST_ASSERT_EQ(t->sc.callchains + vs->losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs->records);
+		       vs->callchains);
 	return uc.args[1];
 }
 
@@ -226,7 +226,7 @@ static void second_round_and_end(struct test_vm *t, const char *name)
 	pvprof_vcpu_status(t->vm, 1, 0, &before);
 	pvprof_enable(t->vm, &en);
 	vcpu_run_expect_sync(t->vcpu, STAGE_REREGISTERED, NULL);
-	run_ticks(t, records_reach, before.records + 20, &vs);
+	run_ticks(t, callchains_reach, before.callchains + 20, &vs);
 	TEST_ASSERT_EQ(quiesce(t, &vs), PVPROF_QUERY_REGISTERED);
 	vcpu_run_expect_done(t->vcpu);
 	pvprof_print_books(name, &vs);
@@ -236,10 +236,10 @@ static void second_round_and_end(struct test_vm *t, const char *name)
 	munmap(t->slot_mem, SLOT_SIZE);
 	pvprof_stream_read(t->stream_fd, &t->sc, true);
 	TEST_ASSERT_EQ(t->sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
+		       vs.callchains);
 	for (r = 0; r < PVPROF_LOSS_NR; r++)
 		TEST_ASSERT(t->sc.losses[r] == vs.losses[r],
-			    "LOSS records of reason %u add up to %llu, STATUS says %llu",
+			    "LOSS entries of reason %u add up to %llu, STATUS says %llu",
 			    r, (unsigned long long)t->sc.losses[r],
 			    (unsigned long long)vs.losses[r]);
 	close(t->stream_fd);
@@ -253,7 +253,7 @@ static void test_reset_drops_registration(void)
 	struct test_vm t;
 
 	test_vm_start(&t, 0);
-	run_ticks(&t, records_reach, 10, &vs);
+	run_ticks(&t, callchains_reach, 10, &vs);
 	vcpu_sregs_get(t.vcpu, &sregs);
 	real = sregs;
 	real.cr0 = CR0_RESET_VALUE;
@@ -280,7 +280,7 @@ static void memslot_gone(bool move)
 	struct test_vm t;
 
 	test_vm_start(&t, 0);
-	run_ticks(&t, records_reach, 10, &vs);
+	run_ticks(&t, callchains_reach, 10, &vs);
 	/* The guest must not touch the buffer's old address any more. */
 	guest_var(t.vm, g_live) = 0;
 	vm_memslot_set(t.vm, BUF_SLOT, 0, move ? MOVED_GPA : BUF_GPA,
@@ -317,7 +317,7 @@ static void test_dirty_log_marks_buffer(void)
 	struct test_vm t;
 
 	test_vm_start(&t, KVM_MEM_LOG_DIRTY_PAGES);
-	run_ticks(&t, records_reach, 5, &vs);
+	run_ticks(&t, callchains_reach, 5, &vs);
 	guest_var(t.vm, g_ignore) = 1;
 	/* Let a tick pass so that no answer is in flight, then clear the log. */
 	run_ticks(&t, notices_reach, vs.notices + 1, &vs);
@@ -365,7 +365,7 @@ static void test_dirty_ring_marks_buffer(void)
 	pvprof_enable(t.vm, &en);
 	t.stream_fd = pvprof_stream_open(t.vm);
 
-	run_ticks(&t, records_reach, 5, &vs);
+	run_ticks(&t, callchains_reach, 5, &vs);
 	guest_var(t.vm, g_ignore) = 1;
 	run_ticks(&t, notices_reach, vs.notices + 1, &vs);
 	/* Collect and reset what is there, then watch the host alone. */
@@ -468,7 +468,7 @@ static void test_enable_disable_1000_while_running(void)
 		(unsigned long long)atomic_load(&tk.ticks));
 	/* Still sampling normally afterwards. */
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
-	run_ticks(&t, records_reach, vs.records + 20, &vs);
+	run_ticks(&t, callchains_reach, vs.callchains + 20, &vs);
 	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_REGISTERED);
 	second_round_and_end(&t, "enable_disable_1000");
 }
@@ -542,12 +542,12 @@ static void assert_books_closed(struct test_vm *t, const char *when, struct pvpr
 {
 	pvprof_vcpu_status(t->vm, 1, 0, vs);
 	TEST_ASSERT_EQ(vs->registered, 1);
-	TEST_ASSERT(vs->notices == vs->records + pvprof_notice_losses(vs),
-		    "%s: notices %llu != records %llu + stale/invalid/unanswered %llu", when,
-		    (unsigned long long)vs->notices, (unsigned long long)vs->records,
+	TEST_ASSERT(vs->notices == vs->callchains + pvprof_notice_losses(vs),
+		    "%s: notices %llu != callchains %llu + stale/invalid/unanswered %llu", when,
+		    (unsigned long long)vs->notices, (unsigned long long)vs->callchains,
 		    (unsigned long long)pvprof_notice_losses(vs));
 	pvprof_stream_read(t->stream_fd, &t->sc, false);
-	TEST_ASSERT_EQ(t->sc.callchains, vs->records);
+	TEST_ASSERT_EQ(t->sc.callchains, vs->callchains);
 	TEST_ASSERT_EQ(t->sc.losses[PVPROF_LOSS_STALE], vs->losses[PVPROF_LOSS_STALE]);
 }
 
@@ -565,7 +565,7 @@ static void end_halted(struct test_vm *t, pthread_t thread)
 /*
  * DISABLE drains from its caller (spec pvprof-ctl-disable): the guest posts
  * its answers and halts with interrupts off, so its vCPU thread sleeps in
- * KVM_RUN and processes no request; DISABLE still brings every posted record
+ * KVM_RUN and processes no request; DISABLE still brings every posted callchain
  * to the stream and closes the books.
  */
 static void test_disable_drains_halted_vcpu(void)
@@ -589,8 +589,8 @@ static void test_disable_drains_halted_vcpu(void)
 	posted = guest_var(t.vm, g_posted);
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
 	TEST_ASSERT(posted > 0, "the guest answered no notice");
-	TEST_ASSERT(vs.records + vs.losses[PVPROF_LOSS_STALE] < posted,
-		    "the host drained the halted vCPU's %llu records before DISABLE",
+	TEST_ASSERT(vs.callchains + vs.losses[PVPROF_LOSS_STALE] < posted,
+		    "the host drained the halted vCPU's %llu callchains before DISABLE",
 		    (unsigned long long)posted);
 
 	pvprof_disable(t.vm);
@@ -601,7 +601,7 @@ static void test_disable_drains_halted_vcpu(void)
 
 /*
  * Answers to notices still unresolved at DISABLE, posted after it
- * (spec pvprof-record-drain): the guest answers them and halts, and no
+ * (spec pvprof-callchain-drain): the guest answers them and halts, and no
  * sample's request and no return to user space follows; the exits on the way
  * (the HLT) drain them on the vCPU's thread.
  */
@@ -616,9 +616,9 @@ static void test_answers_after_disable_drained(void)
 	run_ticks(&t, notices_reach, 8, &vs);
 	pvprof_disable(t.vm);
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
-	TEST_ASSERT(vs.notices > vs.records + pvprof_notice_losses(&vs),
-		    "no notice outstanding at DISABLE: notices %llu, records %llu",
-		    (unsigned long long)vs.notices, (unsigned long long)vs.records);
+	TEST_ASSERT(vs.notices > vs.callchains + pvprof_notice_losses(&vs),
+		    "no notice outstanding at DISABLE: notices %llu, callchains %llu",
+		    (unsigned long long)vs.notices, (unsigned long long)vs.callchains);
 	guest_var(t.vm, g_stop) = 1;
 	thread = run_until_halted(&t, &hr);
 	TEST_ASSERT(guest_var(t.vm, g_posted) > 0, "the guest answered no notice");
@@ -643,7 +643,7 @@ static void *read_to_eof(void *arg)
 
 /*
  * Destroy the VM while sampling is on and the buffer registered: the
- * reader sees every callchain, LOSS records that close the books (the
+ * reader sees every callchain, LOSS entries that close the books (the
  * outstanding notices end unanswered), and then end of file.
  */
 static void test_destroy_while_sampling(void)
@@ -655,19 +655,19 @@ static void test_destroy_while_sampling(void)
 	uint64_t outstanding;
 
 	test_vm_start(&t, 0);
-	run_ticks(&t, records_reach, 20, &vs);
+	run_ticks(&t, callchains_reach, 20, &vs);
 	br.fd = t.stream_fd;
 	TEST_ASSERT(!pthread_create(&thread, NULL, read_to_eof, &br), "pthread_create");
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
 	TEST_ASSERT_EQ(vs.registered, 1);
-	outstanding = vs.notices - vs.records - pvprof_notice_losses(&vs);
+	outstanding = vs.notices - vs.callchains - pvprof_notice_losses(&vs);
 	vcpu_release(t.vcpu);
 	kvm_vm_free(t.vm);
 	munmap(t.slot_mem, SLOT_SIZE);
 	pthread_join(thread, NULL);
 	TEST_ASSERT(br.sc.eof, "no end of file");
 	TEST_ASSERT_EQ(br.sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
+		       vs.callchains);
 	TEST_ASSERT_EQ(br.sc.dropped, 1);
 	TEST_ASSERT_EQ(br.sc.losses[PVPROF_LOSS_UNANSWERED],
 		       vs.losses[PVPROF_LOSS_UNANSWERED] + outstanding);
@@ -819,7 +819,7 @@ static void *compact_spaced(void *arg)
 static void test_ksm_and_compaction_while_sampling(void)
 {
 	uint64_t deadline, scans0, scans = 0, sharing = 0, max_sharing = 0;
-	uint64_t records0, notices0, i;
+	uint64_t callchains0, notices0, i;
 	struct compactor comp = { 0 };
 	struct pvprof_vcpu_status vs;
 	pthread_t thread;
@@ -839,8 +839,8 @@ static void test_ksm_and_compaction_while_sampling(void)
 		memset(t.slot_mem + i, 0x5a, PVPROF_PAGE_SIZE);
 	TEST_ASSERT(!madvise(t.vm->mem, GUEST_MEM_SIZE, MADV_MERGEABLE) &&
 		    !madvise(t.slot_mem, SLOT_SIZE, MADV_MERGEABLE), "MADV_MERGEABLE");
-	run_ticks(&t, records_reach, 10, &vs);
-	records0 = vs.records;
+	run_ticks(&t, callchains_reach, 10, &vs);
+	callchains0 = vs.callchains;
 	notices0 = vs.notices;
 
 	ksm_save_and_start();
@@ -870,15 +870,15 @@ static void test_ksm_and_compaction_while_sampling(void)
 	}
 	pthread_join(thread, NULL);
 	pvprof_vcpu_status(t.vm, 1, 0, &vs);
-	fprintf(stderr, "# measured: ksm_compaction: %llu full scans, up to %llu pages sharing, %u compactions in %llu ms, %llu ticks; %llu notices and %llu records meanwhile\n",
+	fprintf(stderr, "# measured: ksm_compaction: %llu full scans, up to %llu pages sharing, %u compactions in %llu ms, %llu ticks; %llu notices and %llu callchains meanwhile\n",
 		(unsigned long long)scans, (unsigned long long)max_sharing,
 		atomic_load(&comp.done), (unsigned long long)(comp.ns / 1000000),
 		(unsigned long long)atomic_load(&comp.ticks),
 		(unsigned long long)(vs.notices - notices0),
-		(unsigned long long)(vs.records - records0));
-	TEST_ASSERT(vs.records > records0, "no record while KSM and compaction ran");
-	/* Records still arrive afterwards, with KSM still merging. */
-	run_ticks(&t, records_reach, vs.records + 20, &vs);
+		(unsigned long long)(vs.callchains - callchains0));
+	TEST_ASSERT(vs.callchains > callchains0, "no callchain while KSM and compaction ran");
+	/* Callchains still arrive afterwards, with KSM still merging. */
+	run_ticks(&t, callchains_reach, vs.callchains + 20, &vs);
 	ksm_restore();
 	TEST_ASSERT_EQ(quiesce(&t, &vs), PVPROF_QUERY_REGISTERED);
 	second_round_and_end(&t, "ksm_compaction");

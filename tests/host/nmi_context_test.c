@@ -16,8 +16,8 @@
  * Checks: the NMIs reached the module, many arrived in guest mode and were
  * forwarded, each forwarded NMI is a pvprof sample (samples grew by the
  * forwarded count, give or take the rare cpu-clock sample), the books
- * balance with records for them, the stream's callchains pass the record
- * rules and carry the guest IPs the host sampled, and L1's kernel log got
+ * balance with callchains for them, the stream's callchains pass the
+ * callchain rules and carry the guest IPs the host sampled, and L1's kernel log got
  * no warning, lockdep or KASAN report and no line about an unclaimed NMI
  * (on the microvm L1 an NMI without owner reads as a "PCI system error").
  */
@@ -331,7 +331,7 @@ static void test_overflow_handler_in_nmi(void)
 	struct pvprof_vcpu_status vs0, vs;
 	struct chain_check cc = { 0 };
 	struct module_counts m;
-	uint64_t samples, records, sample_losses, notice_losses, irq_nmis, t0, elapsed;
+	uint64_t samples, callchains, sample_losses, notice_losses, irq_nmis, t0, elapsed;
 	uint64_t deadline, next_poll, cpu_clock_bound;
 	unsigned int sent = 0, reports, slow_nmis;
 	char first_report[256];
@@ -383,7 +383,7 @@ static void test_overflow_handler_in_nmi(void)
 		tick(vcpu);
 		module_counts(&m);
 		pvprof_vcpu_status(vm, 1, 0, &vs);
-		if (m.nmis >= sent && vs.notices == vs.records + pvprof_notice_losses(&vs))
+		if (m.nmis >= sent && vs.notices == vs.callchains + pvprof_notice_losses(&vs))
 			break;
 		if (test_now_ns() > deadline)
 			break;
@@ -405,11 +405,11 @@ static void test_overflow_handler_in_nmi(void)
 	reports = kmsg_reports(kmsg, first_report, sizeof(first_report), &slow_nmis);
 
 	samples = vs.samples - vs0.samples;
-	records = vs.records - vs0.records;
+	callchains = vs.callchains - vs0.callchains;
 	sample_losses = pvprof_sample_losses(&vs) - pvprof_sample_losses(&vs0);
 	notice_losses = pvprof_notice_losses(&vs) - pvprof_notice_losses(&vs0);
 	cpu_clock_bound = elapsed / SLOW_PERIOD_NS + 1;
-	fprintf(stderr, "# measured: nmi_context: %u NMIs injected in %llu ms, L1 took %llu NMIs; module: %llu NMIs claimed, %llu forwarded, %llu not in guest mode, %llu without event; samples +%llu (sample losses +%llu: throttled +%llu, slot busy +%llu), records +%llu, notice losses +%llu, pvprof NMIs +%llu; guest claimed %llu, left %llu; stream callchains %llu (notice IP = interrupted IP in %llu, in the image %llu); slow NMI handler notes %u\n",
+	fprintf(stderr, "# measured: nmi_context: %u NMIs injected in %llu ms, L1 took %llu NMIs; module: %llu NMIs claimed, %llu forwarded, %llu not in guest mode, %llu without event; samples +%llu (sample losses +%llu: throttled +%llu, slot busy +%llu), callchains +%llu, notice losses +%llu, pvprof NMIs +%llu; guest claimed %llu, left %llu; stream callchains %llu (notice IP = interrupted IP in %llu, in the image %llu); slow NMI handler notes %u\n",
 		sent, (unsigned long long)(elapsed / 1000000), (unsigned long long)irq_nmis,
 		(unsigned long long)m.nmis, (unsigned long long)m.forwarded,
 		(unsigned long long)m.not_in_guest, (unsigned long long)m.no_event,
@@ -418,7 +418,7 @@ static void test_overflow_handler_in_nmi(void)
 				     vs0.losses[PVPROF_LOSS_THROTTLED]),
 		(unsigned long long)(vs.losses[PVPROF_LOSS_SLOT_BUSY] -
 				     vs0.losses[PVPROF_LOSS_SLOT_BUSY]),
-		(unsigned long long)records, (unsigned long long)notice_losses,
+		(unsigned long long)callchains, (unsigned long long)notice_losses,
 		(unsigned long long)(vs.nmis - vs0.nmis),
 		(unsigned long long)uc.args[1], (unsigned long long)uc.args[2],
 		(unsigned long long)sc.callchains, (unsigned long long)cc.ip_matches,
@@ -445,14 +445,14 @@ static void test_overflow_handler_in_nmi(void)
 		    "samples +%llu for %llu forwarded NMIs (cpu-clock adds at most %llu)",
 		    (unsigned long long)samples, (unsigned long long)m.forwarded,
 		    (unsigned long long)cpu_clock_bound);
-	TEST_ASSERT(records + sample_losses + notice_losses >= m.forwarded,
-		    "records +%llu, losses +%llu, for %llu forwarded NMIs",
-		    (unsigned long long)records,
+	TEST_ASSERT(callchains + sample_losses + notice_losses >= m.forwarded,
+		    "callchains +%llu, losses +%llu, for %llu forwarded NMIs",
+		    (unsigned long long)callchains,
 		    (unsigned long long)(sample_losses + notice_losses),
 		    (unsigned long long)m.forwarded);
-	TEST_ASSERT(records >= m.forwarded / 2, "records +%llu for %llu forwarded NMIs",
-		    (unsigned long long)records, (unsigned long long)m.forwarded);
-	TEST_ASSERT_EQ(sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW], vs.records);
+	TEST_ASSERT(callchains >= m.forwarded / 2, "callchains +%llu for %llu forwarded NMIs",
+		    (unsigned long long)callchains, (unsigned long long)m.forwarded);
+	TEST_ASSERT_EQ(sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW], vs.callchains);
 	TEST_ASSERT_EQ(cc.in_image, sc.callchains);
 	TEST_ASSERT(cc.ip_matches >= sc.callchains * 9 / 10,
 		    "the guest's interrupted IP is the sampled IP in %llu of %llu callchains",

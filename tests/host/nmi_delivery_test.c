@@ -21,15 +21,15 @@ enum {
 	STAGE_AFTER_NMIS,
 };
 
-#define NMIS_RECORDED	4
+#define NMIS_SAVED	4
 
 /* Guest state. */
 static bool sync_in_first_nmi;		/* set by the host */
 static volatile uint64_t nmi_count;
 static volatile uint64_t nmi_depth;
 static volatile uint64_t nmi_max_depth;
-static uint64_t nmi_rip[NMIS_RECORDED];
-static uint64_t nmi_rsp[NMIS_RECORDED];
+static uint64_t nmi_rip[NMIS_SAVED];
+static uint64_t nmi_rsp[NMIS_SAVED];
 
 static void guest_nmi_handler(struct ex_regs *regs)
 {
@@ -37,7 +37,7 @@ static void guest_nmi_handler(struct ex_regs *regs)
 
 	if (++nmi_depth > nmi_max_depth)
 		nmi_max_depth = nmi_depth;
-	if (n < NMIS_RECORDED) {
+	if (n < NMIS_SAVED) {
 		nmi_rip[n] = regs->rip;
 		nmi_rsp[n] = regs->rsp;
 	}
@@ -55,8 +55,8 @@ static void guest_code(void)
 
 struct nmi_outcome {
 	uint64_t count;
-	uint64_t rip[NMIS_RECORDED];
-	uint64_t rsp[NMIS_RECORDED];
+	uint64_t rip[NMIS_SAVED];
+	uint64_t rsp[NMIS_SAVED];
 };
 
 static void queue_nmis(struct kvm_vcpu *vcpu, unsigned int nr)

@@ -120,7 +120,7 @@ static void assert_header_written(struct guest *g, uint64_t gpa, uint32_t size)
 	TEST_ASSERT_EQ(h->size, size);
 	TEST_ASSERT_EQ(h->max_depth, PVPROF_MAX_DEPTH);
 	TEST_ASSERT_EQ(h->notice_head, 0);
-	TEST_ASSERT_EQ(h->record_tail, 0);
+	TEST_ASSERT_EQ(h->chain_tail, 0);
 	TEST_ASSERT_EQ(h->nmi_head, 0);
 	TEST_ASSERT(all_zero(h->reserved0, sizeof(h->reserved0)) &&
 		    all_zero(h->reserved1, sizeof(h->reserved1)),
@@ -214,10 +214,10 @@ static void test_register_errors(void)
 	TEST_ASSERT_EQ(do_register(&g, BUF_GPA, PVPROF_BUF_MIN_SIZE, 0),
 		       -(int64_t)PVPROF_EINVAL);
 	h->reserved4[100] = 0;
-	h->record_head = 1;
+	h->chain_head = 1;
 	TEST_ASSERT_EQ(do_register(&g, BUF_GPA, PVPROF_BUF_MIN_SIZE, 0),
 		       -(int64_t)PVPROF_EINVAL);
-	h->record_head = 0;
+	h->chain_head = 0;
 	TEST_ASSERT(all_zero(h, PVPROF_BUF_MIN_SIZE),
 		    "a failed REGISTER wrote into the buffer");
 	TEST_ASSERT_EQ(do_query(&g, BUF_GPA), PVPROF_QUERY_UNREGISTERED);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Smoke test of the whole cpu-clock data path: the guest registers a
- * buffer and answers pvprof NMIs with records built by the shared core
+ * buffer and answers pvprof NMIs with callchains built by the shared core
  * (core/guest.h), the host enables sampling on the test's own VM fd
  * through PVPROF_CTL_ENABLE, and the stream read back must hold exactly
- * the records the host accepted, with the counters balancing:
+ * the callchains the host accepted, with the counters balancing:
  *   samples == notices + sample losses
- *   notices == records + stale + invalid + unanswered (after UNREGISTER)
- * Destroying the VM ends the stream with end of file, after LOSS records
+ *   notices == callchains + stale + invalid + unanswered (after UNREGISTER)
+ * Destroying the VM ends the stream with end of file, after LOSS entries
  * that add up to the final loss counters.
  */
 #include <errno.h>
@@ -22,7 +22,7 @@
 #include "kvm_util.h"
 #include "pvprof_guest.h"
 #include "core/guest.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 
 enum { STAGE_REGISTERED = 1, STAGE_SAMPLED, STAGE_UNREGISTERED };
@@ -109,7 +109,7 @@ struct stream_counts {
 	uint64_t losses[PVPROF_LOSS_NR];
 };
 
-/* Read every queued record without blocking; check framing and order. */
+/* Read every queued entry without blocking; check framing and order. */
 static void stream_drain(int fd, struct stream_counts *c, bool until_eof)
 {
 	static uint8_t buf[64 * 1024];
@@ -131,7 +131,7 @@ static void stream_drain(int fd, struct stream_counts *c, bool until_eof)
 		}
 		pvprof_st_iter_init(&it, buf, n);
 		if (c->hello)
-			it.records = 1;	/* HELLO was in an earlier read */
+			it.entries = 1;	/* HELLO was in an earlier read */
 		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
 			switch (v.hdr.type) {
 			case PVPROF_ST_HELLO:
@@ -140,11 +140,11 @@ static void stream_drain(int fd, struct stream_counts *c, bool until_eof)
 				break;
 			case PVPROF_ST_CALLCHAIN:
 				c->callchains++;
-				TEST_ASSERT(v.u.callchain.rec.seq > c->last_seq,
+				TEST_ASSERT(v.u.callchain.chain.seq > c->last_seq,
 					    "callchain seq %llu after %llu",
-					    (unsigned long long)v.u.callchain.rec.seq,
+					    (unsigned long long)v.u.callchain.chain.seq,
 					    (unsigned long long)c->last_seq);
-				c->last_seq = v.u.callchain.rec.seq;
+				c->last_seq = v.u.callchain.chain.seq;
 				if (pvprof_st_frame(&v, 0) - PVPROF_KERNEL_HALF_START ==
 				    v.u.callchain.notice_ip)
 					c->ip_matches++;
@@ -250,12 +250,12 @@ static void test_cpu_clock_end_to_end(void)
 						   ARRAY_SIZE(sample_losses)),
 		    "samples %llu != notices %llu + sample losses",
 		    (unsigned long long)vs.samples, (unsigned long long)vs.notices);
-	TEST_ASSERT(vs.notices == vs.records + sum(vs.losses, notice_losses,
+	TEST_ASSERT(vs.notices == vs.callchains + sum(vs.losses, notice_losses,
 						   ARRAY_SIZE(notice_losses)),
-		    "notices %llu != records %llu + stale/invalid/unanswered",
-		    (unsigned long long)vs.notices, (unsigned long long)vs.records);
+		    "notices %llu != callchains %llu + stale/invalid/unanswered",
+		    (unsigned long long)vs.notices, (unsigned long long)vs.callchains);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_INVALID], 0);
-	TEST_ASSERT_EQ(vs.records, guest_cc);
+	TEST_ASSERT_EQ(vs.callchains, guest_cc);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_STALE], guest_st);
 	TEST_ASSERT(vs.nmis >= TARGET_NMIS, "nmis %llu",
 		    (unsigned long long)vs.nmis);
@@ -264,15 +264,15 @@ static void test_cpu_clock_end_to_end(void)
 	TEST_ASSERT_EQ(sc.hello, 1);
 	TEST_ASSERT_EQ(sc.registered, 1);
 	TEST_ASSERT_EQ(sc.unregistered, 1);
-	TEST_ASSERT_EQ(sc.callchains, vs.records - vs.losses[PVPROF_LOSS_STREAM_OVERFLOW]);
+	TEST_ASSERT_EQ(sc.callchains, vs.callchains - vs.losses[PVPROF_LOSS_STREAM_OVERFLOW]);
 
-	fprintf(stderr, "# measured: samples %llu = notices %llu + sample losses %llu (throttled %llu, slot busy %llu, ring full %llu); notices = records %llu + stale %llu + invalid %llu + unanswered %llu; nmis %llu; stream callchains %llu, notice IP = interrupted IP in %llu\n",
+	fprintf(stderr, "# measured: samples %llu = notices %llu + sample losses %llu (throttled %llu, slot busy %llu, ring full %llu); notices = callchains %llu + stale %llu + invalid %llu + unanswered %llu; nmis %llu; stream callchains %llu, notice IP = interrupted IP in %llu\n",
 		(unsigned long long)vs.samples, (unsigned long long)vs.notices,
 		(unsigned long long)sum(vs.losses, sample_losses, ARRAY_SIZE(sample_losses)),
 		(unsigned long long)vs.losses[PVPROF_LOSS_THROTTLED],
 		(unsigned long long)vs.losses[PVPROF_LOSS_SLOT_BUSY],
 		(unsigned long long)vs.losses[PVPROF_LOSS_NOTICE_RING_FULL],
-		(unsigned long long)vs.records,
+		(unsigned long long)vs.callchains,
 		(unsigned long long)vs.losses[PVPROF_LOSS_STALE],
 		(unsigned long long)vs.losses[PVPROF_LOSS_INVALID],
 		(unsigned long long)vs.losses[PVPROF_LOSS_UNANSWERED],
@@ -291,7 +291,7 @@ static void test_cpu_clock_end_to_end(void)
 	stream_drain(stream_fd, &sc, true);
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
 		TEST_ASSERT(sc.losses[i] == vs.losses[i],
-			    "LOSS records of reason %u add up to %llu, status says %llu",
+			    "LOSS entries of reason %u add up to %llu, status says %llu",
 			    i, (unsigned long long)sc.losses[i],
 			    (unsigned long long)vs.losses[i]);
 	close(stream_fd);
@@ -385,10 +385,10 @@ static void test_slow_handler_not_stale(void)
 	vcpu_run_expect_done(vcpu);
 	status_get(kvm_fd, vm->fd, &cs, &vs);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_STALE], stale);
-	TEST_ASSERT_EQ(vs.records, uc.args[1]);
-	fprintf(stderr, "# measured: %llu handler runs waited for a notice; notices %llu = records %llu + stale %llu + unanswered %llu; slot busy %llu; nmis %llu\n",
+	TEST_ASSERT_EQ(vs.callchains, uc.args[1]);
+	fprintf(stderr, "# measured: %llu handler runs waited for a notice; notices %llu = callchains %llu + stale %llu + unanswered %llu; slot busy %llu; nmis %llu\n",
 		(unsigned long long)runs, (unsigned long long)vs.notices,
-		(unsigned long long)vs.records, (unsigned long long)stale,
+		(unsigned long long)vs.callchains, (unsigned long long)stale,
 		(unsigned long long)vs.losses[PVPROF_LOSS_UNANSWERED],
 		(unsigned long long)vs.losses[PVPROF_LOSS_SLOT_BUSY],
 		(unsigned long long)vs.nmis);
@@ -663,7 +663,7 @@ static void test_sideband(void)
 	static uint8_t buf[1 << 20];
 	struct pvprof_ctl_status cs;
 	struct pvprof_vcpu_status vs;
-	uint64_t accepted, records = 0, bytes = 0;
+	uint64_t accepted, entries = 0, bytes = 0;
 	uint64_t start_ns, elapsed_ns, refill_pages;
 	struct pvprof_st_iter it;
 	struct pvprof_st_view v;
@@ -719,10 +719,10 @@ static void test_sideband(void)
 		enum pvprof_st_status st;
 
 		pvprof_st_iter_init(&it, buf, n);
-		if (records)
-			it.records = 1;
+		if (entries)
+			it.entries = 1;
 		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
-			records++;
+			entries++;
 			if (v.hdr.type != PVPROF_ST_SIDEBAND)
 				continue;
 			bytes += v.sb_len;

@@ -84,9 +84,9 @@ static bool samples_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
 	return vs->samples >= n;
 }
 
-static bool records_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
+static bool callchains_reach(const struct pvprof_vcpu_status *vs, uint64_t n)
 {
-	return vs->records >= n;
+	return vs->callchains >= n;
 }
 
 static void test_silent_guest_gets_few_nmis(void)
@@ -130,11 +130,11 @@ static void test_silent_guest_gets_few_nmis(void)
 
 	/* The guest reads again: the next probe NMI is answered, then all. */
 	guest_var(vm, g_answer) = 1;
-	run_ticks(vm, vcpu, records_reach, silent.records + 50, &vs);
-	fprintf(stderr, "# measured: answering again: %llu more samples, %llu more NMIs, %llu records\n",
+	run_ticks(vm, vcpu, callchains_reach, silent.callchains + 50, &vs);
+	fprintf(stderr, "# measured: answering again: %llu more samples, %llu more NMIs, %llu callchains\n",
 		(unsigned long long)(vs.samples - silent.samples),
 		(unsigned long long)(vs.nmis - silent.nmis),
-		(unsigned long long)vs.records);
+		(unsigned long long)vs.callchains);
 
 	guest_var(vm, g_stop) = 1;
 	pvprof_disable(vm);

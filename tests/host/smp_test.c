@@ -34,7 +34,7 @@ enum { STAGE_TICK = 1, STAGE_QUIESCED };
 #define SLOT_SIZE	(NR_VCPUS * BUF_SIZE)
 #define TICK_CYCLES	(20ULL * 1000 * 1000)
 #define PHASE_SECONDS	60
-/* A second kernel frame naming the vCPU that wrote the record. */
+/* A second kernel frame naming the vCPU that wrote the callchain. */
 #define VCPU_TAG(idx)	(PVPROF_KERNEL_HALF_START + 0x100000ULL * ((idx) + 1))
 #define MIGRATIONS	200
 
@@ -49,10 +49,10 @@ static inline uint32_t guest_vcpu_idx(void)
 
 /* The RIP frame, then a frame that names the vCPU that answered. */
 static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
+		    struct pvprof_callchain *chain, uint32_t max_frames)
 {
-	pvprof_guest_capture_rip(ctx, n, rec, max_frames);
-	pvprof_record_frames(rec)[rec->nr_kernel++] = VCPU_TAG(guest_vcpu_idx());
+	pvprof_guest_capture_rip(ctx, n, chain, max_frames);
+	pvprof_callchain_frames(chain)[chain->nr_kernel++] = VCPU_TAG(guest_vcpu_idx());
 }
 
 static void guest_nmi(struct ex_regs *regs)
@@ -149,8 +149,8 @@ static void smp_vm_end(struct smp_vm *s, const char *name)
 		snprintf(label, sizeof(label), "%s vCPU %u", name, i);
 		pvprof_assert_books(&vs[i], label);
 		pvprof_print_books(label, &vs[i]);
-		TEST_ASSERT(vs[i].records >= 20, "vCPU %u: only %llu records", i,
-			    (unsigned long long)vs[i].records);
+		TEST_ASSERT(vs[i].callchains >= 20, "vCPU %u: only %llu callchains", i,
+			    (unsigned long long)vs[i].callchains);
 		vcpu_run_expect_done(s->vcpu[i]);
 		vcpu_release(s->vcpu[i]);
 	}
@@ -160,18 +160,18 @@ static void smp_vm_end(struct smp_vm *s, const char *name)
 	close(s->stream_fd);
 	for (i = 0; i < s->nr_vcpus; i++)
 		TEST_ASSERT(s->sc.vcpu_callchains[i] +
-			    vs[i].losses[PVPROF_LOSS_STREAM_OVERFLOW] == vs[i].records,
-			    "vCPU %u: %llu callchains in the stream + %llu overflow != %llu records",
+			    vs[i].losses[PVPROF_LOSS_STREAM_OVERFLOW] == vs[i].callchains,
+			    "vCPU %u: %llu callchains in the stream + %llu overflow != %llu accepted",
 			    i, (unsigned long long)s->sc.vcpu_callchains[i],
 			    (unsigned long long)vs[i].losses[PVPROF_LOSS_STREAM_OVERFLOW],
-			    (unsigned long long)vs[i].records);
+			    (unsigned long long)vs[i].callchains);
 	for (r = 0; r < PVPROF_LOSS_NR; r++) {
 		uint64_t sum = 0;
 
 		for (i = 0; i < s->nr_vcpus; i++)
 			sum += vs[i].losses[r];
 		TEST_ASSERT(s->sc.losses[r] == sum,
-			    "LOSS records of reason %u add up to %llu, STATUS says %llu",
+			    "LOSS entries of reason %u add up to %llu, STATUS says %llu",
 			    r, (unsigned long long)s->sc.losses[r], (unsigned long long)sum);
 	}
 	TEST_ASSERT(s->tag_mismatches == 0,
@@ -211,11 +211,11 @@ static void move_to_cpu(int cpu)
  * The thread running the vCPU moved between CPU 0 and CPU 1 between ticks
  * (spec pvprof-ctl-enable: the sampling event follows the vCPU to its new
  * CPU, and the vCPU's request path runs wherever the thread is): samples and
- * records keep arriving across the moves, and the books balance.
+ * callchains keep arriving across the moves, and the books balance.
  */
 static void test_vcpu_thread_migrates(void)
 {
-	uint64_t deadline, stalled = 0, on_wrong_cpu = 0, last_records = 0, last_samples = 0;
+	uint64_t deadline, stalled = 0, on_wrong_cpu = 0, last_callchains = 0, last_samples = 0;
 	struct pvprof_vcpu_status vs;
 	struct smp_vm s;
 	unsigned int i;
@@ -231,24 +231,24 @@ static void test_vcpu_thread_migrates(void)
 		vcpu_run_expect_sync(s.vcpu[0], STAGE_TICK, NULL);
 		/*
 		 * Every 20 moves, samples (the event followed the thread) and
-		 * records (the guest saw the notices) must have grown.
+		 * callchains (the guest saw the notices) must have grown.
 		 */
 		if (i % 20 == 19) {
 			pvprof_vcpu_status(s.vm, 1, 0, &vs);
-			if (vs.samples <= last_samples || vs.records <= last_records)
+			if (vs.samples <= last_samples || vs.callchains <= last_callchains)
 				stalled++;
 			last_samples = vs.samples;
-			last_records = vs.records;
+			last_callchains = vs.callchains;
 			pvprof_stream_read(s.stream_fd, &s.sc, false);
 		}
 		TEST_ASSERT(test_now_ns() < deadline, "%u moves in %d s", i, PHASE_SECONDS);
 	}
 	pvprof_vcpu_status(s.vm, 1, 0, &vs);
-	fprintf(stderr, "# measured: vcpu_thread_migrates: %u moves, %llu samples, %llu records, %llu windows of 20 moves without a sample or record, %llu times not on the target CPU\n",
-		MIGRATIONS, (unsigned long long)vs.samples, (unsigned long long)vs.records,
+	fprintf(stderr, "# measured: vcpu_thread_migrates: %u moves, %llu samples, %llu callchains, %llu windows of 20 moves without a sample or callchain, %llu times not on the target CPU\n",
+		MIGRATIONS, (unsigned long long)vs.samples, (unsigned long long)vs.callchains,
 		(unsigned long long)stalled, (unsigned long long)on_wrong_cpu);
 	TEST_ASSERT_EQ(on_wrong_cpu, 0);
-	TEST_ASSERT(stalled == 0, "samples or records stopped for %llu windows of 20 moves",
+	TEST_ASSERT(stalled == 0, "samples or callchains stopped for %llu windows of 20 moves",
 		    (unsigned long long)stalled);
 	guest_var(s.vm, g_stop[0]) = 1;
 	run_to_quiesced(s.vcpu[0]);
@@ -268,14 +268,14 @@ static void *run_vcpu(void *arg)
 	return NULL;
 }
 
-static bool all_records_reach(struct smp_vm *s, uint64_t n)
+static bool all_callchains_reach(struct smp_vm *s, uint64_t n)
 {
 	struct pvprof_vcpu_status vs;
 	uint32_t i;
 
 	for (i = 0; i < s->nr_vcpus; i++) {
 		pvprof_vcpu_status(s->vm, s->nr_vcpus, i, &vs);
-		if (vs.records < n)
+		if (vs.callchains < n)
 			return false;
 	}
 	return true;
@@ -301,13 +301,13 @@ static void test_two_vcpus_concurrently(void)
 			    "pthread_create");
 	}
 	deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
-	/* Poll STATUS (and drain the stream) until both vCPUs have records. */
-	while (!all_records_reach(&s, 50)) {
+	/* Poll STATUS (and drain the stream) until both vCPUs have callchains. */
+	while (!all_callchains_reach(&s, 50)) {
 		pvprof_stream_read(s.stream_fd, &s.sc, false);
 		if (test_now_ns() > deadline) {
 			for (i = 0; i < NR_VCPUS; i++)
 				guest_var(s.vm, g_stop[i]) = 1;
-			TEST_FAIL("both vCPUs did not reach 50 records in %d s (stream: %llu and %llu)",
+			TEST_FAIL("both vCPUs did not reach 50 callchains in %d s (stream: %llu and %llu)",
 				  PHASE_SECONDS,
 				  (unsigned long long)s.sc.vcpu_callchains[0],
 				  (unsigned long long)s.sc.vcpu_callchains[1]);

@@ -4,13 +4,13 @@
  * several readers of one VM, a reader that never reads, readers that close
  * early, poll() and end of file when the VM is destroyed.
  *
- * The guest registers and answers pvprof NMIs with the deepest records
- * (1048-byte stream records), so a reader's 1 MiB buffer overflows after
+ * The guest registers and answers pvprof NMIs with the deepest callchains
+ * (1048-byte stream entries), so a reader's 1 MiB buffer overflows after
  * about 1000 of them.  Two readers read after every batch and must get the
- * very same records in the same order, every accepted record, and LOSS
- * records adding up to the VM's losses; a third never reads until the VM
- * is gone and must get the first records, then LOSS records that count
- * exactly the records it missed, while the VM itself loses nothing.
+ * very same entries in the same order, every accepted callchain, and LOSS
+ * callchains adding up to the VM's losses; a third never reads until the VM
+ * is gone and must get the first entries, then LOSS entries that count
+ * exactly the callchain entries it missed, while the VM itself loses nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,23 +38,23 @@ enum { STAGE_REGISTERED = 1, STAGE_BATCH, STAGE_SAMPLED };
 #define SPIN_LIMIT	(16ULL << 30)
 /* A reader's buffer (host-kvm/pvprof/stream.c), for the overflow bound. */
 #define READER_BUF	(1U << 20)
-#define DEEPEST_RECORD	(sizeof(struct pvprof_st_callchain) + 8 * PVPROF_MAX_DEPTH)
+#define DEEPEST_ENTRY	(sizeof(struct pvprof_st_callchain) + 8 * PVPROF_MAX_DEPTH)
 
 static struct pvprof_guest_buf gbuf;
 static volatile uint64_t guest_nmis;
 
-/* As deep as the record allows, so few records fill a reader. */
+/* As deep as the callchain allows, so few callchains fill a reader. */
 static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
+		    struct pvprof_callchain *chain, uint32_t max_frames)
 {
 	const struct ex_regs *regs = ctx;
 	uint32_t i;
 
 	(void)n;
 	for (i = 0; i < max_frames; i++)
-		pvprof_record_frames(rec)[i] = PVPROF_KERNEL_HALF_START + regs->rip + i;
-	rec->nr_kernel = max_frames;
-	rec->flags = PVPROF_REC_F_KTHREAD;
+		pvprof_callchain_frames(chain)[i] = PVPROF_KERNEL_HALF_START + regs->rip + i;
+	chain->nr_kernel = max_frames;
+	chain->flags = PVPROF_CHAIN_F_KTHREAD;
 }
 
 static void guest_nmi_handler(struct ex_regs *regs)
@@ -157,7 +157,7 @@ static void books_of(const struct capture_buf *c, struct books *b)
 			b->hello++;
 			break;
 		case PVPROF_ST_CALLCHAIN:
-			b->seqs[b->callchains++] = v.u.callchain.rec.seq;
+			b->seqs[b->callchains++] = v.u.callchain.chain.seq;
 			break;
 		case PVPROF_ST_LOSS:
 			if (v.hdr.vcpu_id == ~0U)
@@ -181,7 +181,7 @@ static void books_of(const struct capture_buf *c, struct books *b)
 		    pvprof_st_status_name(st), (unsigned long long)it.pos);
 }
 
-/* Clears every record's host_time_ns: the HELLO and snapshot times differ. */
+/* Clears every entry's host_time_ns: the HELLO and snapshot times differ. */
 static void strip_times(struct capture_buf *c)
 {
 	size_t pos = 0;
@@ -204,7 +204,7 @@ static void final_losses(const struct pvprof_vcpu_status *vs, uint64_t *final)
 	const uint64_t *l = (const uint64_t *)vs->losses;
 	uint64_t outstanding, pending;
 
-	outstanding = vs->notices - vs->records - l[PVPROF_LOSS_STALE] -
+	outstanding = vs->notices - vs->callchains - l[PVPROF_LOSS_STALE] -
 		      l[PVPROF_LOSS_INVALID] - l[PVPROF_LOSS_UNANSWERED];
 	pending = vs->samples - vs->notices - l[PVPROF_LOSS_NOTICE_RING_FULL] -
 		  l[PVPROF_LOSS_THROTTLED] - l[PVPROF_LOSS_UNREGISTERED] -
@@ -298,7 +298,7 @@ static void test_several_readers(void)
 		reader_drain(fd_a, &a);
 		reader_drain(fd_b, &b);
 		if (++batches == 2) {
-			/* Close readers that have records queued, unread or half read. */
+			/* Close readers that have entries queued, unread or half read. */
 			reader_drain(fd_early, &early);
 			TEST_ASSERT(early.len > 0, "early reader read nothing");
 			close(fd_early);
@@ -330,7 +330,7 @@ static void test_several_readers(void)
 	close(vcpu->fd);
 	kvm_vm_free(vm);
 	ev = poll_now(fd_a);
-	TEST_ASSERT(ev == POLLIN, "poll after destroy, records left: revents %#x", ev);
+	TEST_ASSERT(ev == POLLIN, "poll after destroy, entries left: revents %#x", ev);
 	reader_drain(fd_a, &a);
 	TEST_ASSERT(a.eof, "no end of file after the VM was destroyed");
 	ev = poll_now(fd_a);
@@ -349,16 +349,16 @@ static void test_several_readers(void)
 		    (unsigned long long)ba.hello, (unsigned long long)ba.registered,
 		    (unsigned long long)ba.dropped);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_STREAM_OVERFLOW], 0);
-	TEST_ASSERT_EQ(ba.callchains, vs.records);
+	TEST_ASSERT_EQ(ba.callchains, vs.callchains);
 	final_losses(&vs, final);
 	for (i = 0; i < PVPROF_LOSS_NR; i++)
 		TEST_ASSERT(ba.losses[i] == final[i] ||
 			    (i == PVPROF_LOSS_UNREGISTERED && ba.losses[i] == final[i] - 1),
-			    "reader A: LOSS records of reason %d add up to %llu, the VM lost %llu",
+			    "reader A: LOSS entries of reason %d add up to %llu, the VM lost %llu",
 			    i, (unsigned long long)ba.losses[i],
 			    (unsigned long long)final[i]);
 
-	/* Same records, same order: byte for byte but for the queueing times. */
+	/* Same entries, same order: byte for byte but for the queueing times. */
 	strip_times(&a);
 	strip_times(&b);
 	TEST_ASSERT(a.len == b.len && !memcmp(a.data, b.data, a.len),
@@ -369,8 +369,8 @@ static void test_several_readers(void)
 		    "the reader that never read missed nothing (%llu callchains)",
 		    (unsigned long long)bn.callchains);
 	TEST_ASSERT_EQ(bn.callchains + bn.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
-	TEST_ASSERT(bn.callchains * DEEPEST_RECORD <= READER_BUF,
+		       vs.callchains);
+	TEST_ASSERT(bn.callchains * DEEPEST_ENTRY <= READER_BUF,
 		    "%llu callchains in a reader that never read",
 		    (unsigned long long)bn.callchains);
 	TEST_ASSERT(!memcmp(bn.seqs, ba.seqs, bn.callchains * sizeof(*bn.seqs)),
@@ -385,7 +385,7 @@ static void test_several_readers(void)
 		    (unsigned long long)bn.registered, (unsigned long long)bn.dropped);
 
 	fprintf(stderr, "# measured: %llu NMIs, %llu callchains in %llu ms; readers A and B got all %llu (%zu bytes each); the reader that never read got %llu and was told it missed %llu\n",
-		(unsigned long long)uc.args[1], (unsigned long long)vs.records,
+		(unsigned long long)uc.args[1], (unsigned long long)vs.callchains,
 		(unsigned long long)guest_ms, (unsigned long long)ba.callchains,
 		a.len, (unsigned long long)bn.callchains,
 		(unsigned long long)bn.losses[PVPROF_LOSS_STREAM_OVERFLOW]);

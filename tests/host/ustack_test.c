@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * User stack snapshots (spec pvprof-record-drain and spec pvprof-ustack):
- * records that span slots, wrapping at the ring's end, reach the stream byte
+ * User stack snapshots (spec pvprof-callchain-drain and spec pvprof-ustack):
+ * callchains that span slots, wrapping at the ring's end, reach the stream byte
  * for byte; the host asks for them only while ENABLE says so; a guest that
- * attaches more than the host asked for has the record rejected, counted as
+ * attaches more than the host asked for has the callchain rejected, counted as
  * invalid.
  *
  * The guest answers every notice as a user-mode sample whose "user stack"
@@ -34,7 +34,7 @@ enum { STAGE_REGISTERED = 1, STAGE_SAMPLED };
 #define ASKED		4096
 
 static struct pvprof_guest_buf gbuf;
-static uint64_t scratch[PVPROF_RECORD_SLOTS(BUF_SIZE) / 2 * PVPROF_RECORD_SLOT_SIZE / 8];
+static uint64_t scratch[PVPROF_CHAIN_SLOTS(BUF_SIZE) / 2 * PVPROF_CHAIN_SLOT_SIZE / 8];
 static uint8_t fake_stack[FAKE_STACK];
 static volatile uint64_t guest_nmis;
 
@@ -44,29 +44,29 @@ static uint8_t pattern(uint32_t i)
 }
 
 static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
+		    struct pvprof_callchain *chain, uint32_t max_frames)
 {
 	(void)ctx;
 	(void)n;
 	(void)max_frames;
-	rec->flags = PVPROF_REC_F_USER;
-	rec->pid = rec->tid = 42;
-	rec->nr_user = 2;
-	pvprof_record_frames(rec)[0] = FAKE_IP;
-	pvprof_record_frames(rec)[1] = FAKE_IP + 0x40;
+	chain->flags = PVPROF_CHAIN_F_USER;
+	chain->pid = chain->tid = 42;
+	chain->nr_user = 2;
+	pvprof_callchain_frames(chain)[0] = FAKE_IP;
+	pvprof_callchain_frames(chain)[1] = FAKE_IP + 0x40;
 }
 
-static int snapshot(void *ctx, const struct pvprof_record *rec, __u64 *regs,
+static int snapshot(void *ctx, const struct pvprof_callchain *chain, __u64 *regs,
 		    __u8 *data, __u32 max)
 {
 	uint32_t n = max < FAKE_STACK ? max : FAKE_STACK;
 
 	(void)ctx;
-	regs[PVPROF_UREG_IP] = pvprof_record_frame(rec, 0);
+	regs[PVPROF_UREG_IP] = pvprof_callchain_frame(chain, 0);
 	regs[PVPROF_UREG_SP] = FAKE_SP;
 	regs[PVPROF_UREG_R15] = 15;
 	memcpy(data, fake_stack, n);
-	memcpy(data, &rec->seq, sizeof(rec->seq));
+	memcpy(data, &chain->seq, sizeof(chain->seq));
 	return (int)n;
 }
 
@@ -131,7 +131,7 @@ static void check_callchain(void *arg, const struct pvprof_st_view *v)
 	if (v->ustack_size != ASKED)
 		s->sizes_wrong++;
 	memcpy(&seq, v->ustack_data, sizeof(seq));
-	ok = seq == v->u.callchain.rec.seq &&
+	ok = seq == v->u.callchain.chain.seq &&
 	     v->ustack_regs[PVPROF_UREG_SP] == FAKE_SP &&
 	     v->ustack_regs[PVPROF_UREG_R15] == 15 &&
 	     v->ustack_regs[PVPROF_UREG_IP] == pvprof_st_frame(v, 0);
@@ -202,9 +202,9 @@ static void test_snapshots_asked_streamed_and_bounded(void)
 		    "%llu callchains: %llu with a snapshot, %llu intact, %u of the wrong size",
 		    (unsigned long long)s.callchains, (unsigned long long)s.snapshots,
 		    (unsigned long long)s.intact, s.sizes_wrong);
-	/* Every record the host accepted reached the stream whole. */
+	/* Every callchain the host accepted reached the stream whole. */
 	pvprof_vcpu_status(vm, 1, 0, &vs);
-	TEST_ASSERT_EQ(vs.records, s.callchains);
+	TEST_ASSERT_EQ(vs.callchains, s.callchains);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_INVALID], 0);
 
 	/* 2: asked for none, the guest sends none, and nothing is rejected. */
@@ -220,7 +220,7 @@ static void test_snapshots_asked_streamed_and_bounded(void)
 	pvprof_vcpu_status(vm, 1, 0, &vs);
 	TEST_ASSERT_EQ(vs.losses[PVPROF_LOSS_INVALID], 0);
 
-	/* 3: a guest that sends more than asked has each such record rejected. */
+	/* 3: a guest that sends more than asked has each such callchain rejected. */
 	en.ustack_size = ASKED;
 	pvprof_enable(vm, &en);
 	invalid = vs.losses[PVPROF_LOSS_INVALID];
@@ -233,7 +233,7 @@ static void test_snapshots_asked_streamed_and_bounded(void)
 	TEST_ASSERT(!s.snapshots || !s.sizes_wrong,
 		    "%u oversized snapshots reached the stream", s.sizes_wrong);
 	TEST_ASSERT(vs.losses[PVPROF_LOSS_INVALID] - invalid >= STAGE_NMIS / 2,
-		    "only %llu of %u oversized records rejected",
+		    "only %llu of %u oversized callchains rejected",
 		    (unsigned long long)(vs.losses[PVPROF_LOSS_INVALID] - invalid), STAGE_NMIS);
 	kvm_vm_free(vm);
 	close(fd);

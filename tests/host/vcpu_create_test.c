@@ -106,8 +106,8 @@ static void test_vm_start(struct test_vm *t)
 	t->stream_fd = pvprof_stream_open(t->vm);
 }
 
-/* vCPU 0 ticks until its records reach @n (or fail after PHASE_SECONDS). */
-static void ticks_until_records(struct test_vm *t, uint64_t n,
+/* vCPU 0 ticks until its callchains reach @n (or fail after PHASE_SECONDS). */
+static void ticks_until_callchains(struct test_vm *t, uint64_t n,
 				struct pvprof_vcpu_status *vs)
 {
 	uint64_t deadline = test_now_ns() + PHASE_SECONDS * 1000000000ULL;
@@ -116,12 +116,12 @@ static void ticks_until_records(struct test_vm *t, uint64_t n,
 		vcpu_run_expect_sync(t->vcpu0, STAGE_TICK, NULL);
 		pvprof_vcpu_status(t->vm, t->nr_vcpus, 0, vs);
 		TEST_ASSERT(vs->registered, "vCPU 0 lost its registration");
-		if (vs->records >= n)
+		if (vs->callchains >= n)
 			return;
 		if (test_now_ns() > deadline) {
 			pvprof_print_books("at the deadline", vs);
-			TEST_FAIL("vCPU 0 reached %llu of %llu records in %d s",
-				  (unsigned long long)vs->records,
+			TEST_FAIL("vCPU 0 reached %llu of %llu callchains in %d s",
+				  (unsigned long long)vs->callchains,
 				  (unsigned long long)n, PHASE_SECONDS);
 		}
 	}
@@ -145,7 +145,7 @@ static void test_vm_end(struct test_vm *t, const char *name)
 	pvprof_stream_read(t->stream_fd, &t->sc, true);
 	close(t->stream_fd);
 	TEST_ASSERT_EQ(t->sc.callchains + vs.losses[PVPROF_LOSS_STREAM_OVERFLOW],
-		       vs.records);
+		       vs.callchains);
 	/* One registration, ended by the guest itself. */
 	TEST_ASSERT_EQ(t->sc.registered, 1);
 	TEST_ASSERT_EQ(t->sc.unregistered, 1);
@@ -159,7 +159,7 @@ static void test_vcpu_added_keeps_vcpu0(void)
 	struct test_vm t;
 
 	test_vm_start(&t);
-	ticks_until_records(&t, 10, &vs);
+	ticks_until_callchains(&t, 10, &vs);
 	vcpu1 = vm_vcpu_add(t.vm, guest_idle);
 	t.nr_vcpus = 2;
 	pvprof_vcpu_status(t.vm, 2, 0, &vs);
@@ -171,7 +171,7 @@ static void test_vcpu_added_keeps_vcpu0(void)
 	/* vCPU 1 runs once (its own state, no registration)... */
 	vcpu_run_expect_done(vcpu1);
 	/* ...and vCPU 0 goes on being sampled. */
-	ticks_until_records(&t, vs.records + 20, &vs);
+	ticks_until_callchains(&t, vs.callchains + 20, &vs);
 	vcpu_release(vcpu1);
 	test_vm_end(&t, "vcpu_added_keeps_vcpu0");
 }
@@ -202,7 +202,7 @@ static void test_failed_create_keeps_vcpu0(void)
 	int i;
 
 	test_vm_start(&t);
-	ticks_until_records(&t, 10, &before);
+	ticks_until_callchains(&t, 10, &before);
 	tk.t = &t;
 	TEST_ASSERT(!pthread_create(&thread, NULL, run_ticker, &tk), "pthread_create");
 	for (i = 0; i < FAILED_CREATES; i++) {
@@ -224,7 +224,7 @@ static void test_failed_create_keeps_vcpu0(void)
 	TEST_ASSERT(vs.samples >= before.samples,
 		    "vCPU 0's books went back from %llu to %llu samples: its state was replaced",
 		    (unsigned long long)before.samples, (unsigned long long)vs.samples);
-	ticks_until_records(&t, vs.records + 20, &vs);
+	ticks_until_callchains(&t, vs.callchains + 20, &vs);
 	test_vm_end(&t, "failed_create_keeps_vcpu0");
 }
 

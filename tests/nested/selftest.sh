@@ -14,7 +14,7 @@ set -uo pipefail
 
 L2_EXIT=5	# the L2 hook's exit status, to see it propagated through run-l2
 
-# Inside L1: record what the outer side asserts. Exits 3 on purpose.
+# Inside L1: note what the outer side asserts. Exits 3 on purpose.
 in_l1() {
 	local out=$1
 	echo "selftest-stdout $PVPROF_SELFTEST_TOKEN"

@@ -49,7 +49,7 @@ struct params {
 	int p_fault;		/* percent of handler runs and captures taking an exception */
 	int p_drain;		/* percent of other exits after which the host's
 				 * work runs anyway (KVM_RUN returns to user
-				 * space), draining records */
+				 * space), draining callchains */
 	bool randomize;		/* let the seed pick the weights too */
 	bool expect_merges;	/* the run must have nested and merged NMIs */
 	int hostile;		/* percent of steps the guest scribbles on its buffer */
@@ -98,7 +98,7 @@ struct model {
 	__u64 ref_nmis;
 	__u64 ref_unconsumed;		/* written, not consumed by the guest */
 	bool ref_owed;			/* a pvprof NMI not yet attributed a delivery */
-	__u64 ref_in_ring;		/* records posted, not drained */
+	__u64 ref_in_ring;		/* callchain slots posted, not drained */
 	__u64 ref_ring_callchains;	/* of those, callchains */
 	__u64 ref_callchains;		/* drained */
 	__u64 ref_stale;		/* drained */
@@ -178,7 +178,7 @@ static void check_books(struct model *m)
 	RCHECK(m, a->callchains == m->ref_callchains, "callchains %llu, reference %llu",
 	       (unsigned long long)a->callchains, (unsigned long long)m->ref_callchains);
 	RCHECK(m, a->losses[PVPROF_LOSS_STALE] == m->ref_stale, "stale differs");
-	RCHECK(m, a->losses[PVPROF_LOSS_INVALID] == 0, "an honest guest's record was rejected");
+	RCHECK(m, a->losses[PVPROF_LOSS_INVALID] == 0, "an honest guest's callchain was rejected");
 	RCHECK(m, a->nmis == m->ref_nmis, "NMIs injected %llu, reference %llu",
 	       (unsigned long long)a->nmis, (unsigned long long)m->ref_nmis);
 	MCHECK(m, m->v.nmi_pending <= 2, "KVM holds %u NMIs", m->v.nmi_pending);
@@ -237,15 +237,15 @@ static void handler_exception(struct model *m)
 
 /*
  * The capture runs between the handler's load of notice_head and its
- * stores of record_head and notice_tail: a VM exit there (a sample, an
+ * stores of chain_head and notice_tail: a VM exit there (a sample, an
  * interrupt) runs the host's entry path against a half-done handler.
  */
 static void capture_with_exit(void *ctx, const struct pvprof_notice *n,
-			      struct pvprof_record *rec, __u32 max_frames)
+			      struct pvprof_callchain *chain, __u32 max_frames)
 {
 	struct handler_ctx *hc = ctx;
 
-	sim_capture(&hc->sc, n, rec, max_frames);
+	sim_capture(&hc->sc, n, chain, max_frames);
 	if (chance(hc->m, hc->m->p.p_fault))
 		handler_exception(hc->m);
 	else if (chance(hc->m, 30))
@@ -268,7 +268,7 @@ static void run_handlers(struct model *m, bool b2b)
 	if (chance(m, m->p.p_fault))
 		handler_exception(m);
 	batch = m->ref_unconsumed;
-	room = m->v.gb.geo.record_slots - m->ref_in_ring;
+	room = m->v.gb.geo.chain_slots - m->ref_in_ring;
 	answer = batch < room ? batch : room;
 
 	handled = pvprof_guest_nmi(&m->v.gb, capture_with_exit, &ctx, &res);
@@ -369,28 +369,28 @@ static void check_new_callchains(struct model *m)
 	while (m->stream_pos < m->v.stream_len) {
 		MCHECK(m, pvprof_st_decode(m->v.stream + m->stream_pos,
 					   m->v.stream_len - m->stream_pos, &sv) == PVPROF_ST_OK,
-		       "undecodable stream record at %zu", m->stream_pos);
+		       "undecodable stream entry at %zu", m->stream_pos);
 		m->stream_pos += sv.hdr.size;
 		if (sv.hdr.type != PVPROF_ST_CALLCHAIN)
 			continue;
-		MCHECK(m, sv.u.callchain.rec.seq > m->last_seq &&
-		       sv.u.callchain.rec.seq <= m->ref_reg_notices,
+		MCHECK(m, sv.u.callchain.chain.seq > m->last_seq &&
+		       sv.u.callchain.chain.seq <= m->ref_reg_notices,
 		       "callchain seq %llu after %llu",
-		       (unsigned long long)sv.u.callchain.rec.seq,
+		       (unsigned long long)sv.u.callchain.chain.seq,
 		       (unsigned long long)m->last_seq);
-		m->last_seq = sv.u.callchain.rec.seq;
+		m->last_seq = sv.u.callchain.chain.seq;
 		MCHECK(m, sv.u.callchain.notice_ip == m->ip_of_seq[m->last_seq],
 		       "callchain of seq %llu carries another notice's IP",
 		       (unsigned long long)m->last_seq);
 		MCHECK(m, sv.nr_frames >= 1, "callchain without frames");
 		for (i = 0; i < sv.nr_frames; i++)
-			MCHECK(m, i < sv.u.callchain.rec.nr_kernel ?
+			MCHECK(m, i < sv.u.callchain.chain.nr_kernel ?
 			       pvprof_st_frame(&sv, i) >= PVPROF_KERNEL_HALF_START :
 			       pvprof_st_frame(&sv, i) < PVPROF_USER_HALF_END,
 			       "frame %u of seq %llu in the wrong half", i,
 			       (unsigned long long)m->last_seq);
 		RCHECK(m, (pvprof_st_frame(&sv, 0) == sv.u.callchain.notice_ip) ==
-		       !(sv.u.callchain.rec.flags & PVPROF_REC_F_SKEWED),
+		       !(sv.u.callchain.chain.flags & PVPROF_CHAIN_F_SKEWED),
 		       "skew flag disagrees with the frames");
 	}
 }
@@ -414,7 +414,7 @@ static void overflow(struct model *m)
  * (spec pvprof-host-sequence), run by sim_host_entry() as the KVM module runs
  * it.  The reference model predicts each of its decisions from counts alone:
  * whether the pending sample waits or becomes a notice, whether the gate
- * injects or opens the NMI window, how many records the drain takes.
+ * injects or opens the NMI window, how many callchains the drain takes.
  */
 static void host_work(struct model *m)
 {
@@ -428,7 +428,7 @@ static void host_work(struct model *m)
 	bool room = m->ref_unconsumed < PVPROF_NOTICE_SLOTS;
 	__u64 notices = a->notices, nmis = a->nmis;
 	__u64 windows = m->v.nmi_windows_opened;
-	__u64 record_tail = m->v.ring.record_tail;
+	__u64 chain_tail = m->v.ring.chain_tail;
 	bool waits, injected, opened;
 	__u64 drained;
 
@@ -484,8 +484,8 @@ static void host_work(struct model *m)
 	       opened ? "opened" : "not opened",
 	       (unsigned long long)m->ref_unconsumed, masked, held);
 
-	/* The drain comes last, and takes every record posted. */
-	drained = m->v.ring.record_tail - record_tail;
+	/* The drain comes last, and takes every callchain posted. */
+	drained = m->v.ring.chain_tail - chain_tail;
 	RCHECK(m, drained == m->ref_in_ring, "drained %llu, reference %llu",
 	       (unsigned long long)drained, (unsigned long long)m->ref_in_ring);
 	m->ref_callchains += m->ref_ring_callchains;
@@ -540,7 +540,7 @@ static void scribble(struct model *m)
 {
 	struct pvprof_buf_header *h = (struct pvprof_buf_header *)m->v.buf;
 	const struct pvprof_geometry *geo = &m->v.gb.geo;
-	struct pvprof_record *rec;
+	struct pvprof_callchain *chain;
 	__u32 i;
 
 	switch (rnd(m) % 9) {
@@ -548,27 +548,27 @@ static void scribble(struct model *m)
 		h->notice_tail += rnd(m) % 81 - 40;
 		break;
 	case 1:
-		h->record_head += rnd(m) % 21 - 10;
+		h->chain_head += rnd(m) % 21 - 10;
 		break;
-	case 2:		/* flip bits in a posted or unposted record */
-		m->v.buf[pvprof_record_offset(geo, rnd(m)) + rnd(m) % 64] ^= 1 << (rnd(m) % 8);
+	case 2:		/* flip bits in a posted or unposted callchain */
+		m->v.buf[pvprof_callchain_offset(geo, rnd(m)) + rnd(m) % 64] ^= 1 << (rnd(m) % 8);
 		break;
-	case 3:		/* post a forged record: replayed, future or malformed */
-		rec = (struct pvprof_record *)(m->v.buf + pvprof_record_offset(geo, h->record_head));
-		pvprof_record_init(rec, h->notice_tail + rnd(m) % 5 - 2, rnd(m) % 128);
-		rec->nr_kernel = rnd(m) % 4;
-		rec->nr_user = rnd(m) % 3;
+	case 3:		/* post a forged callchain: replayed, future or malformed */
+		chain = (struct pvprof_callchain *)(m->v.buf + pvprof_callchain_offset(geo, h->chain_head));
+		pvprof_callchain_init(chain, h->notice_tail + rnd(m) % 5 - 2, rnd(m) % 128);
+		chain->nr_kernel = rnd(m) % 4;
+		chain->nr_user = rnd(m) % 3;
 		for (i = 0; i < 7U; i++)
-			pvprof_record_frames(rec)[i] = rnd(m) % 2 ? KADDR(i) : UADDR(i);
-		rec->size = rnd(m) % 4 ? pvprof_record_bytes(rec->nr_kernel + rec->nr_user) :
+			pvprof_callchain_frames(chain)[i] = rnd(m) % 2 ? KADDR(i) : UADDR(i);
+		chain->size = rnd(m) % 4 ? pvprof_callchain_bytes(chain->nr_kernel + chain->nr_user) :
 			    (__u16)rnd(m);
-		h->record_head++;
+		h->chain_head++;
 		break;
 	case 4:		/* overwrite the host's lines */
 		h->notice_head = rnd(m) % 2 ? rnd(m) : h->notice_head + 33;
 		break;
 	case 5:
-		h->record_tail += rnd(m) % 9 - 4;
+		h->chain_tail += rnd(m) % 9 - 4;
 		break;
 	case 6:		/* reused the memory: the host must stop writing */
 		h->cookie ^= 1;
@@ -742,7 +742,7 @@ static void run_model(struct params p)
 		MCHECK(m, rejects && a->losses[PVPROF_LOSS_INVALID] &&
 		       m->v.identity_drops && a->callchains,
 		       "the hostile guest did not provoke rejections, drops and successes");
-		printf("  hostile: %llu rejected records or indices, %llu invalid, "
+		printf("  hostile: %llu rejected callchains or indices, %llu invalid, "
 		       "%llu registrations dropped (%llu samples lost as buffer_gone)\n",
 		       (unsigned long long)rejects,
 		       (unsigned long long)a->losses[PVPROF_LOSS_INVALID],
@@ -820,7 +820,7 @@ START_TEST(model_foreign_nmi_storm)
 }
 END_TEST
 
-START_TEST(model_small_record_ring_slow_host)
+START_TEST(model_small_chain_ring_slow_host)
 {
 	/*
 	 * The smallest ring, and a host that passes only when asked: the
@@ -904,7 +904,7 @@ static void add_honest_cases(Suite *s)
 	}
 	PVPROF_ADD_TEST(s, model_long_handlers_fill_the_ring);
 	PVPROF_ADD_TEST(s, model_foreign_nmi_storm);
-	PVPROF_ADD_TEST(s, model_small_record_ring_slow_host);
+	PVPROF_ADD_TEST(s, model_small_chain_ring_slow_host);
 	PVPROF_ADD_TEST(s, model_guest_often_descheduled);
 	PVPROF_ADD_TEST(s, model_host_drops_registration);
 	PVPROF_ADD_TEST(s, model_exceptions_in_nmi_handlers);

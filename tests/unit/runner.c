@@ -8,7 +8,7 @@
 #include "runner.h"
 
 /**
- * pvprof_run_suites() - run suites, print one line per case, record counts
+ * pvprof_run_suites() - run suites, print one line per case, write counts
  * @suites: the suites
  * @nr_suites: their number
  * @results_path: file to write "<passed> <failed>" into, or NULL

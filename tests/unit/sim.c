@@ -26,21 +26,21 @@ static struct pvprof_buf_header *hdr(struct sim_vcpu *v)
 	return (struct pvprof_buf_header *)v->buf;
 }
 
-static void stream_put(struct sim_vcpu *v, const void *rec, __u32 len)
+static void stream_put(struct sim_vcpu *v, const void *entry, __u32 len)
 {
 	if (v->stream_len + len > v->stream_cap) {
 		v->stream_cap = (v->stream_cap + len) * 2;
 		v->stream = realloc(v->stream, v->stream_cap);
 		ck_assert_ptr_nonnull(v->stream);
 	}
-	memcpy(v->stream + v->stream_len, rec, len);
+	memcpy(v->stream + v->stream_len, entry, len);
 	v->stream_len += len;
 }
 
 void sim_init(struct sim_vcpu *v, __u32 vcpu_id)
 {
-	static __u64 span_copy[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
-			       PVPROF_RECORD_SLOT_SIZE / 8];
+	static __u64 span_copy[PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			       PVPROF_CHAIN_SLOT_SIZE / 8];
 	__u8 hello[sizeof(struct pvprof_st_hello)];
 
 	memset(v, 0, sizeof(*v));
@@ -180,14 +180,14 @@ static bool op_open_nmi_window(void *ctx)
 }
 
 static bool op_emit(void *ctx, const struct pvprof_notice_facts *facts,
-		    const struct pvprof_record *rec, __u32 slots)
+		    const struct pvprof_callchain *chain, __u32 slots)
 {
-	static __u8 out[PVPROF_STREAM_MAX_RECORD];
+	static __u8 out[PVPROF_STREAM_MAX_ENTRY];
 	struct sim_vcpu *v = ctx;
 	__u32 len;
 
 	(void)slots;
-	len = pvprof_st_put_callchain(out, sizeof(out), v->vcpu_id, 0, facts, rec);
+	len = pvprof_st_put_callchain(out, sizeof(out), v->vcpu_id, 0, facts, chain);
 	ck_assert_uint_ne(len, 0);
 	stream_put(v, out, len);
 	return true;
@@ -257,15 +257,15 @@ int sim_host_entry(struct sim_vcpu *v)
 	return ret;
 }
 
-/* A pass with nothing pending: the record slots it drained. */
+/* A pass with nothing pending: the callchain slots it drained. */
 __u32 sim_host_drain(struct sim_vcpu *v)
 {
-	__u64 tail = v->ring.record_tail;
+	__u64 tail = v->ring.chain_tail;
 
 	if (!v->registered)
 		return 0;
 	sim_host_entry(v);
-	return (__u32)(v->ring.record_tail - tail);
+	return (__u32)(v->ring.chain_tail - tail);
 }
 
 /* KVM delivers an NMI: the result says whether the guest can tell it is pvprof's. */
@@ -327,7 +327,7 @@ enum pvprof_nmi_gate sim_ring_gate(struct sim_vcpu *v, bool nmi_held,
 	return gate;
 }
 
-/* Loss records for what the counters gained since the last call. */
+/* LOSS entries for what the counters gained since the last call. */
 void sim_emit_losses(struct sim_vcpu *v)
 {
 	__u8 out[sizeof(struct pvprof_st_loss)];
@@ -363,29 +363,29 @@ void sim_free(struct sim_vcpu *v)
 }
 
 void sim_capture(void *ctx, const struct pvprof_notice *n,
-		 struct pvprof_record *rec, __u32 max_frames)
+		 struct pvprof_callchain *chain, __u32 max_frames)
 {
 	const struct sim_context *c = ctx;
-	__u64 *frames = pvprof_record_frames(rec);
+	__u64 *frames = pvprof_callchain_frames(chain);
 	__u32 i;
 
-	rec->time_ns = c->time_ns;
-	rec->pid = rec->tid = 100;
+	chain->time_ns = c->time_ns;
+	chain->pid = chain->tid = 100;
 	/* The IP at the NMI; it differs from the notice's when the guest moved on. */
 	if (c->user) {
-		rec->flags |= PVPROF_REC_F_USER;
-		rec->nr_user = c->depth ? c->depth : 1;
-		for (i = 0; i < rec->nr_user && i < max_frames; i++)
+		chain->flags |= PVPROF_CHAIN_F_USER;
+		chain->nr_user = c->depth ? c->depth : 1;
+		for (i = 0; i < chain->nr_user && i < max_frames; i++)
 			frames[i] = UADDR(8 * i);
 		if (n->ip < PVPROF_USER_HALF_END)
 			frames[0] = n->ip;
 	} else {
-		rec->nr_kernel = c->depth ? c->depth : 1;
-		for (i = 0; i < rec->nr_kernel && i < max_frames; i++)
+		chain->nr_kernel = c->depth ? c->depth : 1;
+		for (i = 0; i < chain->nr_kernel && i < max_frames; i++)
 			frames[i] = KADDR(8 * i);
 		if (n->ip >= PVPROF_KERNEL_HALF_START)
 			frames[0] = n->ip;
 	}
 	if (n->ip != frames[0])
-		rec->flags |= PVPROF_REC_F_SKEWED;
+		chain->flags |= PVPROF_CHAIN_F_SKEWED;
 }

@@ -75,6 +75,6 @@ enum pvprof_nmi_gate sim_ring_gate(struct sim_vcpu *v, bool nmi_held,
 
 void sim_free(struct sim_vcpu *v);
 void sim_capture(void *ctx, const struct pvprof_notice *n,
-		 struct pvprof_record *rec, __u32 max_frames);
+		 struct pvprof_callchain *chain, __u32 max_frames);
 
 #endif /* _PVPROF_TEST_SIM_H */

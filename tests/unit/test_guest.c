@@ -41,7 +41,7 @@ START_TEST(guest_register_writes_identity)
 	ck_assert_uint_eq(h()->max_depth, PVPROF_MAX_DEPTH);
 	ck_assert_uint_eq(h()->state, PVPROF_STATE_ACTIVE);
 	/* Registering a buffer that was not zeroed fails. */
-	h()->record_head = 1;
+	h()->chain_head = 1;
 	ck_assert(!pvprof_host_header_clean(h()));
 	teardown();
 }
@@ -82,7 +82,7 @@ START_TEST(guest_nmi_garbage_head)
 	ck_assert_uint_eq(h()->notice_tail, 33);
 	ck_assert_uint_eq(h()->guest_errors, 1);
 	ck_assert_uint_eq(h()->guest_nmis_claimed, 0);
-	ck_assert_uint_eq(h()->record_head, 0);
+	ck_assert_uint_eq(h()->chain_head, 0);
 	h()->notice_head = 10;		/* behind the tail now */
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 0);
@@ -112,16 +112,16 @@ START_TEST(guest_nmi_newest_callchain_older_stale)
 	ck_assert_uint_eq(res.stale, 2);
 	ck_assert_uint_eq(res.dropped, 0);
 	ck_assert_uint_eq(h()->notice_tail, 3);
-	ck_assert_uint_eq(h()->record_head, 3);
+	ck_assert_uint_eq(h()->chain_head, 3);
 	ck_assert_uint_eq(h()->guest_nmis_claimed, 1);
-	ck_assert_uint_eq(h()->guest_records, 1);
+	ck_assert_uint_eq(h()->guest_callchains, 1);
 	ck_assert_uint_eq(h()->guest_stale, 2);
 	/* Not attributed: the next NMI is somebody else's. */
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 0);
 
 	ck_assert_uint_eq(sim_host_drain(&v), 3);
-	ck_assert_uint_eq(h()->record_tail, 3);
+	ck_assert_uint_eq(h()->chain_tail, 3);
 	ck_assert_uint_eq(v.acct.callchains, 1);
 	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_STALE], 2);
 	ck_assert_uint_eq(pvprof_host_outstanding(&v.ring), 0);
@@ -133,11 +133,11 @@ START_TEST(guest_nmi_newest_callchain_older_stale)
 		if (sv.hdr.type != PVPROF_ST_CALLCHAIN)
 			continue;
 		callchains++;
-		ck_assert_uint_eq(sv.u.callchain.rec.seq, 3);
+		ck_assert_uint_eq(sv.u.callchain.chain.seq, 3);
 		ck_assert_uint_eq(sv.u.callchain.notice_ip, KADDR(0x300));
 		ck_assert_uint_eq(sv.nr_frames, 4);
 		ck_assert_uint_eq(pvprof_st_frame(&sv, 0), KADDR(0x300));
-		ck_assert_uint_eq(sv.u.callchain.rec.flags & PVPROF_REC_F_SKEWED, 0);
+		ck_assert_uint_eq(sv.u.callchain.chain.flags & PVPROF_CHAIN_F_SKEWED, 0);
 	}
 	ck_assert_int_eq(it.status, PVPROF_ST_OK);
 	ck_assert_int_eq(callchains, 1);
@@ -245,12 +245,12 @@ START_TEST(guest_nmi_nested_delivery_claimed_early)
 }
 END_TEST
 
-START_TEST(guest_nmi_record_ring_full)
+START_TEST(guest_nmi_chain_ring_full)
 {
 	struct pvprof_nmi_result res;
 	int i;
 
-	setup(8192);		/* 4 record slots */
+	setup(8192);		/* 4 callchain slots */
 	for (i = 0; i < 6; i++)
 		ck_assert(sim_put_notice(&v, KADDR(i), 0));
 	deliver_pvprof_nmi();
@@ -261,14 +261,14 @@ START_TEST(guest_nmi_record_ring_full)
 	ck_assert_uint_eq(res.dropped, 2);
 	ck_assert_uint_eq(res.stale, 3);
 	ck_assert_uint_eq(h()->guest_errors, 2);
-	ck_assert_uint_eq(h()->record_head, 4);
-	/* Full record ring, host not drained: the next notice is dropped too. */
+	ck_assert_uint_eq(h()->chain_head, 4);
+	/* Full callchain ring, host not drained: the next notice is dropped too. */
 	ck_assert(sim_put_notice(&v, KADDR(7), 0));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 1);
 	ck_assert_uint_eq(res.dropped, 1);
-	ck_assert_uint_eq(h()->record_head, 4);
+	ck_assert_uint_eq(h()->chain_head, 4);
 
 	ck_assert_uint_eq(sim_host_drain(&v), 4);
 	ck_assert_uint_eq(v.acct.losses[PVPROF_LOSS_UNANSWERED], 2);
@@ -281,18 +281,18 @@ START_TEST(guest_nmi_record_ring_full)
 }
 END_TEST
 
-START_TEST(guest_nmi_bad_record_tail)
+START_TEST(guest_nmi_bad_chain_tail)
 {
 	struct pvprof_nmi_result res;
 
 	setup(8192);
 	ck_assert(sim_put_notice(&v, KADDR(1), 0));
-	h()->record_tail = 100;		/* the host's index, corrupted */
+	h()->chain_tail = 100;		/* the host's index, corrupted */
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &kctx, &res),
 			 1);
 	ck_assert_uint_eq(res.dropped, 1);
-	ck_assert_uint_eq(h()->record_head, 0);
+	ck_assert_uint_eq(h()->chain_head, 0);
 	ck_assert_uint_eq(h()->notice_tail, 1);
 	ck_assert_uint_eq(h()->guest_errors, 2);
 	teardown();
@@ -339,13 +339,13 @@ END_TEST
 #define FAKE_STACK	3000
 #define FAKE_SP		UADDR(0x8000)
 
-static int fake_ustack(void *ctx, const struct pvprof_record *rec, __u64 *regs,
+static int fake_ustack(void *ctx, const struct pvprof_callchain *chain, __u64 *regs,
 		       __u8 *data, __u32 max)
 {
 	__u32 i, n = max < FAKE_STACK ? max : FAKE_STACK;
 
 	(void)ctx;
-	regs[PVPROF_UREG_IP] = pvprof_record_frame(rec, rec->nr_kernel);
+	regs[PVPROF_UREG_IP] = pvprof_callchain_frame(chain, chain->nr_kernel);
 	regs[PVPROF_UREG_SP] = FAKE_SP;
 	regs[PVPROF_UREG_BP] = 0xb0;
 	for (i = 0; i < n; i++)
@@ -354,21 +354,21 @@ static int fake_ustack(void *ctx, const struct pvprof_record *rec, __u64 *regs,
 }
 
 /*
- * Records with snapshots span slots and wrap at the ring's end; the host
- * copies each once and streams it whole (spec pvprof-record-drain and
+ * Callchains with snapshots span slots and wrap at the ring's end; the host
+ * copies each once and streams it whole (spec pvprof-callchain-drain and
  * spec pvprof-ustack).
  */
 START_TEST(guest_ustack_spans_wrap_and_stream)
 {
-	static __u64 scratch[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
-			     PVPROF_RECORD_SLOT_SIZE / 8];
+	static __u64 scratch[PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			     PVPROF_CHAIN_SLOT_SIZE / 8];
 	struct sim_context uctx = { .user = true, .depth = 4, .time_ns = 9 };
 	struct pvprof_nmi_result res;
 	struct pvprof_st_iter it;
 	struct pvprof_st_view sv;
 	__u32 round, i, snapshots = 0;
 
-	setup(16384);			/* 12 slots; a record takes 4 */
+	setup(16384);			/* 12 slots; a callchain takes 4 */
 	v.want.ustack_size = 4096;	/* the VM asks for snapshots */
 	ck_assert_uint_eq(sim_host_drain(&v), 0);
 	ck_assert_uint_eq(h()->ustack_size, 4096);
@@ -378,7 +378,7 @@ START_TEST(guest_ustack_spans_wrap_and_stream)
 		deliver_pvprof_nmi();
 		ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &uctx, &res), 1);
 		ck_assert_uint_eq(res.callchains, 1);
-		ck_assert_uint_eq(h()->record_head, 4 * (round + 1));
+		ck_assert_uint_eq(h()->chain_head, 4 * (round + 1));
 		ck_assert_uint_eq(sim_host_drain(&v), 4);
 	}
 	ck_assert_uint_eq(v.acct.callchains, 10);
@@ -399,14 +399,14 @@ START_TEST(guest_ustack_spans_wrap_and_stream)
 	}
 	ck_assert_uint_eq(snapshots, 10);
 
-	/* A host that stops asking gets plain one-slot records again. */
+	/* A host that stops asking gets plain one-slot callchains again. */
 	v.want.ustack_size = 0;
 	ck_assert_uint_eq(sim_host_drain(&v), 0);
 	ck_assert_uint_eq(h()->ustack_size, 0);
 	ck_assert(sim_put_notice(&v, UADDR(0), 3));
 	deliver_pvprof_nmi();
 	ck_assert_int_eq(pvprof_guest_nmi(&v.gb, sim_capture, &uctx, &res), 1);
-	ck_assert_uint_eq(h()->record_head, 41);
+	ck_assert_uint_eq(h()->chain_head, 41);
 	teardown();
 }
 END_TEST
@@ -422,8 +422,8 @@ Suite *guest_suite(void)
 	PVPROF_ADD_TEST(s, guest_nmi_foreign_first_answers_without_claiming);
 	PVPROF_ADD_TEST(s, guest_nmi_claim_across_reregistration);
 	PVPROF_ADD_TEST(s, guest_nmi_nested_delivery_claimed_early);
-	PVPROF_ADD_TEST(s, guest_nmi_record_ring_full);
-	PVPROF_ADD_TEST(s, guest_nmi_bad_record_tail);
+	PVPROF_ADD_TEST(s, guest_nmi_chain_ring_full);
+	PVPROF_ADD_TEST(s, guest_nmi_bad_chain_tail);
 	PVPROF_ADD_TEST(s, guest_capture_clamped_to_max_depth);
 	PVPROF_ADD_TEST(s, guest_reboot_zeroes_buffer);
 	PVPROF_ADD_TEST(s, guest_ustack_spans_wrap_and_stream);

@@ -44,13 +44,13 @@ static enum pvprof_reject answer(__u64 seq, __u32 flags)
 {
 	struct test_slot slot;
 
-	if (flags & PVPROF_REC_F_STALE) {
+	if (flags & PVPROF_CHAIN_F_STALE) {
 		memset(&slot, 0, sizeof(slot));
-		pvprof_record_init(&slot.rec, seq, PVPROF_REC_F_STALE);
+		pvprof_callchain_init(&slot.chain, seq, PVPROF_CHAIN_F_STALE);
 	} else {
-		test_kernel_record(&slot, seq, 3, 2);
+		test_kernel_chain(&slot, seq, 3, 2);
 	}
-	return pvprof_host_record(&ring, &acct, &slot, sizeof(slot));
+	return pvprof_host_callchain(&ring, &acct, &slot, sizeof(slot));
 }
 
 /* The gate with the guest's notice_tail @tail and KVM's NMI state. */
@@ -72,8 +72,8 @@ START_TEST(host_ring_init_checks)
 	ck_assert_uint_eq(r.max_depth, PVPROF_MAX_DEPTH);
 	ck_assert_int_eq(pvprof_host_ring_init(&r, 65536, 16, COOKIE), 0);
 	ck_assert_uint_eq(r.max_depth, 16);
-	ck_assert_uint_eq(r.geo.record_slots, 60);
-	ck_assert_uint_eq(r.notice_head | r.record_tail | r.nmi_head | r.resolved_seq, 0);
+	ck_assert_uint_eq(r.geo.chain_slots, 60);
+	ck_assert_uint_eq(r.notice_head | r.chain_tail | r.nmi_head | r.resolved_seq, 0);
 }
 END_TEST
 
@@ -106,7 +106,7 @@ START_TEST(host_header_clean_at_register)
 	struct pvprof_buf_header h;
 	static const size_t dirty[] = {
 		offsetof(struct pvprof_buf_header, notice_tail),
-		offsetof(struct pvprof_buf_header, record_head),
+		offsetof(struct pvprof_buf_header, chain_head),
 		offsetof(struct pvprof_buf_header, reserved0) + 39,
 		offsetof(struct pvprof_buf_header, reserved1),
 		offsetof(struct pvprof_buf_header, reserved2) + 10,
@@ -293,21 +293,21 @@ START_TEST(host_nmi_gate_one_owed)
 }
 END_TEST
 
-START_TEST(host_records_bad_index)
+START_TEST(host_chains_bad_index)
 {
-	setup(8192);		/* 4 record slots */
-	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, 0), 0);
-	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, 4), 4);
+	setup(8192);		/* 4 callchain slots */
+	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, 0), 0);
+	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, 4), 4);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_BAD_INDEX], 0);
-	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, 5), 0);
-	ck_assert_uint_eq(pvprof_host_records_ready(&ring, &acct, ~0ULL), 0);
+	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, 5), 0);
+	ck_assert_uint_eq(pvprof_host_callchains_ready(&ring, &acct, ~0ULL), 0);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_BAD_INDEX], 2);
-	ck_assert_uint_eq(ring.record_tail, 0);
-	ck_assert_uint_eq(pvprof_host_record_offset(&ring), PVPROF_RECORD_OFFSET);
+	ck_assert_uint_eq(ring.chain_tail, 0);
+	ck_assert_uint_eq(pvprof_host_callchain_offset(&ring), PVPROF_CHAIN_OFFSET);
 }
 END_TEST
 
-START_TEST(host_record_outcomes)
+START_TEST(host_callchain_outcomes)
 {
 	__u32 i;
 
@@ -316,7 +316,7 @@ START_TEST(host_record_outcomes)
 		ck_assert(sample(ring.notice_head));
 	ck_assert_int_eq(answer(1, 0), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.callchains, 1);
-	ck_assert_int_eq(answer(2, PVPROF_REC_F_STALE), PVPROF_REJ_NONE);
+	ck_assert_int_eq(answer(2, PVPROF_CHAIN_F_STALE), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_STALE], 1);
 	/* Seq 3 and 4 never answered: counted when 5 arrives. */
 	ck_assert_int_eq(answer(5, 0), PVPROF_REJ_NONE);
@@ -326,32 +326,32 @@ START_TEST(host_record_outcomes)
 	assert_balanced();
 	/* The facts the host kept for seq 5. */
 	ck_assert_uint_eq(pvprof_host_notice_facts(&ring, 5)->ip, KADDR(4));
-	ck_assert_uint_eq(ring.record_tail, 3);
-	ck_assert_uint_eq(pvprof_host_record_offset(&ring), PVPROF_RECORD_OFFSET + 3 * 1024);
+	ck_assert_uint_eq(ring.chain_tail, 3);
+	ck_assert_uint_eq(pvprof_host_callchain_offset(&ring), PVPROF_CHAIN_OFFSET + 3 * 1024);
 }
 END_TEST
 
-START_TEST(host_rejected_record_resolves_oldest)
+START_TEST(host_rejected_callchain_resolves_oldest)
 {
 	struct test_slot slot;
 
 	setup(8192);
 	ck_assert(sample(0));
 	ck_assert(sample(0));
-	test_kernel_record(&slot, 2, 1, 0);
-	slot.rec.reserved0 = 1;
-	ck_assert_int_eq(pvprof_host_record(&ring, &acct, &slot, sizeof(slot)),
+	test_kernel_chain(&slot, 2, 1, 0);
+	slot.chain.reserved0 = 1;
+	ck_assert_int_eq(pvprof_host_callchain(&ring, &acct, &slot, sizeof(slot)),
 			 PVPROF_REJ_RESERVED);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_INVALID], 1);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_RESERVED], 1);
 	ck_assert_uint_eq(ring.resolved_seq, 1);
 	assert_balanced();
-	/* A rejected record with nothing outstanding resolves nothing. */
+	/* A rejected callchain with nothing outstanding resolves nothing. */
 	ck_assert_int_eq(answer(2, 0), PVPROF_REJ_NONE);
 	ck_assert_int_eq(answer(2, 0), PVPROF_REJ_SEQ_OLD);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_INVALID], 1);
 	ck_assert_uint_eq(acct.rejects[PVPROF_REJ_SEQ_OLD], 1);
-	ck_assert_uint_eq(ring.record_tail, 3);
+	ck_assert_uint_eq(ring.chain_tail, 3);
 	assert_balanced();
 }
 END_TEST
@@ -390,13 +390,13 @@ START_TEST(host_indices_stop_before_2_63)
 	ck_assert_uint_eq(written, 4);
 	ck_assert_uint_eq(ring.notice_head, limit - 1);
 
-	/* record_tail: a whole drain (4 slots at 8 KiB) must still fit. */
+	/* chain_tail: a whole drain (4 slots at 8 KiB) must still fit. */
 	setup(8192);
-	ring.record_tail = limit - ring.geo.record_slots - 1;
+	ring.chain_tail = limit - ring.geo.chain_slots - 1;
 	ck_assert(!pvprof_host_indices_exhausted(&ring));
-	ring.record_tail++;
+	ring.chain_tail++;
 	ck_assert(pvprof_host_indices_exhausted(&ring));
-	ring.record_tail = ~0ULL;
+	ring.chain_tail = ~0ULL;
 	ck_assert(pvprof_host_indices_exhausted(&ring));
 }
 END_TEST
@@ -405,7 +405,7 @@ START_TEST(host_history_bounds_unresolved)
 {
 	__u32 i;
 
-	/* A guest that consumes notices but never posts a record. */
+	/* A guest that consumes notices but never posts a callchain. */
 	setup(8192);
 	for (i = 0; i < 3 * PVPROF_HOST_HISTORY; i++) {
 		ck_assert(sample(ring.notice_head));
@@ -471,9 +471,9 @@ Suite *host_suite(void)
 	PVPROF_ADD_TEST(s, host_nmi_window_only_for_a_handler);
 	PVPROF_ADD_TEST(s, host_nmi_gate_one_owed);
 	PVPROF_ADD_TEST(s, host_nmi_gate_withholds_from_silent_guest);
-	PVPROF_ADD_TEST(s, host_records_bad_index);
-	PVPROF_ADD_TEST(s, host_record_outcomes);
-	PVPROF_ADD_TEST(s, host_rejected_record_resolves_oldest);
+	PVPROF_ADD_TEST(s, host_chains_bad_index);
+	PVPROF_ADD_TEST(s, host_callchain_outcomes);
+	PVPROF_ADD_TEST(s, host_rejected_callchain_resolves_oldest);
 	PVPROF_ADD_TEST(s, host_unregister_counts_unanswered);
 	PVPROF_ADD_TEST(s, host_indices_stop_before_2_63);
 	PVPROF_ADD_TEST(s, host_history_bounds_unresolved);

@@ -18,10 +18,10 @@ START_TEST(layout_buf_header)
 	/* One cache line per writer. */
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, state), 64);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, notice_head), 80);
-	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, record_tail), 88);
+	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, chain_tail), 88);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, nmi_head), 96);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, notice_tail), 128);
-	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, record_head), 136);
+	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, chain_head), 136);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, guest_nmis_claimed), 192);
 	ck_assert_uint_eq(offsetof(struct pvprof_buf_header, reserved4), 256);
 	ck_assert_uint_eq(PVPROF_BUF_MAGIC, 0x46505650);
@@ -29,7 +29,7 @@ START_TEST(layout_buf_header)
 }
 END_TEST
 
-START_TEST(layout_notice_record_sideband)
+START_TEST(layout_notice_callchain_sideband)
 {
 	struct test_slot slot;
 
@@ -39,15 +39,15 @@ START_TEST(layout_notice_record_sideband)
 	ck_assert_uint_eq(offsetof(struct pvprof_notice, cpl), 32);
 	ck_assert_uint_eq(offsetof(struct pvprof_notice, flags), 34);
 	ck_assert_uint_eq(offsetof(struct pvprof_notice, period), 40);
-	ck_assert_uint_eq(sizeof(struct pvprof_record), 40);
-	ck_assert_uint_eq(offsetof(struct pvprof_record, flags), 28);
-	ck_assert_uint_eq(offsetof(struct pvprof_record, size), 32);
+	ck_assert_uint_eq(sizeof(struct pvprof_callchain), 40);
+	ck_assert_uint_eq(offsetof(struct pvprof_callchain, flags), 28);
+	ck_assert_uint_eq(offsetof(struct pvprof_callchain, size), 32);
 	/* The frames follow the fixed part. */
-	ck_assert_uint_eq((__u8 *)pvprof_record_frames(&slot.rec) - (__u8 *)&slot.rec, 40);
+	ck_assert_uint_eq((__u8 *)pvprof_callchain_frames(&slot.chain) - (__u8 *)&slot.chain, 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_sideband_hdr), 16);
 	ck_assert_uint_eq(offsetof(struct pvprof_sideband_hdr, size), 4);
 	ck_assert_uint_eq(PVPROF_NOTICE_OFFSET + PVPROF_NOTICE_SLOTS * PVPROF_NOTICE_SIZE,
-			  PVPROF_RECORD_OFFSET);
+			  PVPROF_CHAIN_OFFSET);
 }
 END_TEST
 
@@ -56,7 +56,7 @@ START_TEST(layout_stream_and_ctl)
 	ck_assert_uint_eq(sizeof(struct pvprof_stream_hdr), 24);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_hello), 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_callchain), 88);
-	ck_assert_uint_eq(offsetof(struct pvprof_st_callchain, rec), 48);
+	ck_assert_uint_eq(offsetof(struct pvprof_st_callchain, chain), 48);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_loss), 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_vcpu), 40);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_sideband), 40);
@@ -65,7 +65,7 @@ START_TEST(layout_stream_and_ctl)
 	ck_assert_uint_eq(sizeof(struct pvprof_ctl_expose), 16);
 	ck_assert_uint_eq(sizeof(struct pvprof_vcpu_status), 56 + 8 * PVPROF_LOSS_NR);
 	ck_assert_uint_eq(sizeof(struct pvprof_ctl_status), 56 + 8 * PVPROF_LOSS_NR);
-	/* Every stream record is a multiple of the stream alignment. */
+	/* Every stream entry is a multiple of the stream alignment. */
 	ck_assert_uint_eq(sizeof(struct pvprof_st_callchain) % PVPROF_STREAM_ALIGN, 0);
 	ck_assert_uint_eq(sizeof(struct pvprof_st_hello) % PVPROF_STREAM_ALIGN, 0);
 }
@@ -82,18 +82,18 @@ START_TEST(layout_geometry_every_legal_size)
 
 		ck_assert_int_eq(pvprof_geometry_init(&geo, size), 0);
 		ck_assert_uint_eq(geo.size, size);
-		ck_assert_uint_eq(geo.record_slots, (size - 4096) / 1024);
-		ck_assert_uint_ge(geo.record_slots, 4);
-		for (i = 0; i < geo.record_slots; i++) {
-			__u32 off = pvprof_record_offset(&geo, i);
+		ck_assert_uint_eq(geo.chain_slots, (size - 4096) / 1024);
+		ck_assert_uint_ge(geo.chain_slots, 4);
+		for (i = 0; i < geo.chain_slots; i++) {
+			__u32 off = pvprof_callchain_offset(&geo, i);
 
 			ck_assert_uint_eq(off, 4096 + 1024 * i);
-			ck_assert_uint_le(off + PVPROF_RECORD_SLOT_SIZE, size);
+			ck_assert_uint_le(off + PVPROF_CHAIN_SLOT_SIZE, size);
 		}
 		/* The last slot ends exactly at the end of the buffer. */
-		ck_assert_uint_eq(pvprof_record_offset(&geo, geo.record_slots - 1) +
-				  PVPROF_RECORD_SLOT_SIZE, size);
-		ck_assert_uint_eq(pvprof_record_offset(&geo, geo.record_slots), 4096);
+		ck_assert_uint_eq(pvprof_callchain_offset(&geo, geo.chain_slots - 1) +
+				  PVPROF_CHAIN_SLOT_SIZE, size);
+		ck_assert_uint_eq(pvprof_callchain_offset(&geo, geo.chain_slots), 4096);
 		legal++;
 	}
 	ck_assert_int_eq(legal, 4);
@@ -116,7 +116,7 @@ START_TEST(layout_geometry_illegal_sizes)
 		{ 1ULL << 40, -PVPROF_E2BIG },
 		{ ~0ULL, -PVPROF_E2BIG },
 	};
-	struct pvprof_geometry geo = { .size = 1, .record_slots = 2 };
+	struct pvprof_geometry geo = { .size = 1, .chain_slots = 2 };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -124,18 +124,18 @@ START_TEST(layout_geometry_illegal_sizes)
 			      "size %llu", (unsigned long long)cases[i].size);
 	/* Untouched on failure. */
 	ck_assert_uint_eq(geo.size, 1);
-	ck_assert_uint_eq(geo.record_slots, 2);
+	ck_assert_uint_eq(geo.chain_slots, 2);
 }
 END_TEST
 
-START_TEST(layout_deepest_record_fits)
+START_TEST(layout_deepest_callchain_fits)
 {
-	ck_assert_uint_eq(pvprof_record_bytes(PVPROF_MAX_DEPTH), 40 + 8 * 120);
-	ck_assert_uint_le(pvprof_record_bytes(PVPROF_MAX_DEPTH), PVPROF_RECORD_SLOT_SIZE);
+	ck_assert_uint_eq(pvprof_callchain_bytes(PVPROF_MAX_DEPTH), 40 + 8 * 120);
+	ck_assert_uint_le(pvprof_callchain_bytes(PVPROF_MAX_DEPTH), PVPROF_CHAIN_SLOT_SIZE);
 	ck_assert_uint_le(sizeof(struct pvprof_st_callchain) + 8 * PVPROF_MAX_DEPTH,
-			  PVPROF_STREAM_MAX_RECORD);
+			  PVPROF_STREAM_MAX_ENTRY);
 	ck_assert_uint_le(PVPROF_ALIGN8(24U + PVPROF_SIDEBAND_MAX_SIZE),
-			  PVPROF_STREAM_MAX_RECORD);
+			  PVPROF_STREAM_MAX_ENTRY);
 }
 END_TEST
 
@@ -144,10 +144,10 @@ Suite *layout_suite(void)
 	Suite *s = suite_create("layout");
 
 	PVPROF_ADD_TEST(s, layout_buf_header);
-	PVPROF_ADD_TEST(s, layout_notice_record_sideband);
+	PVPROF_ADD_TEST(s, layout_notice_callchain_sideband);
 	PVPROF_ADD_TEST(s, layout_stream_and_ctl);
 	PVPROF_ADD_TEST(s, layout_geometry_every_legal_size);
 	PVPROF_ADD_TEST(s, layout_geometry_illegal_sizes);
-	PVPROF_ADD_TEST(s, layout_deepest_record_fits);
+	PVPROF_ADD_TEST(s, layout_deepest_callchain_fits);
 	return s;
 }

@@ -78,25 +78,25 @@ START_TEST(ring_offsets_in_bounds)
 
 		ck_assert_int_eq(pvprof_geometry_init(&geo, size), 0);
 		for (i = ~0ULL - 3000; i != 3000; i++) {
-			__u32 r = pvprof_record_offset(&geo, i);
+			__u32 r = pvprof_callchain_offset(&geo, i);
 			__u32 n = pvprof_notice_offset(i);
 
-			ck_assert_uint_ge(r, PVPROF_RECORD_OFFSET);
-			ck_assert_uint_le(r + PVPROF_RECORD_SLOT_SIZE, size);
-			ck_assert_uint_eq(r % PVPROF_RECORD_SLOT_SIZE, 0);
+			ck_assert_uint_ge(r, PVPROF_CHAIN_OFFSET);
+			ck_assert_uint_le(r + PVPROF_CHAIN_SLOT_SIZE, size);
+			ck_assert_uint_eq(r % PVPROF_CHAIN_SLOT_SIZE, 0);
 			ck_assert_uint_ge(n, PVPROF_NOTICE_OFFSET);
-			ck_assert_uint_le(n + PVPROF_NOTICE_SIZE, PVPROF_RECORD_OFFSET);
+			ck_assert_uint_le(n + PVPROF_NOTICE_SIZE, PVPROF_CHAIN_OFFSET);
 			ck_assert_uint_eq(n % PVPROF_NOTICE_SIZE, 0);
 		}
 	}
 }
 END_TEST
 
-START_TEST(ring_record_slots_distinct_in_window)
+START_TEST(ring_chain_slots_distinct_in_window)
 {
 	/*
-	 * Any window of record_slots consecutive indices below the wrap uses
-	 * every slot once: a full ring never maps two live records together.
+	 * Any window of chain_slots consecutive indices below the wrap uses
+	 * every slot once: a full ring never maps two live callchains together.
 	 */
 	__u64 size;
 
@@ -109,8 +109,8 @@ START_TEST(ring_record_slots_distinct_in_window)
 			__u8 seen[64] = { 0 };
 			__u64 i;
 
-			for (i = start; i < start + geo.record_slots; i++) {
-				__u32 slot = pvprof_ring_slot(i, geo.record_slots);
+			for (i = start; i < start + geo.chain_slots; i++) {
+				__u32 slot = pvprof_ring_slot(i, geo.chain_slots);
 
 				ck_assert_uint_eq(seen[slot], 0);
 				seen[slot] = 1;
@@ -171,7 +171,7 @@ Suite *ring_suite(void)
 	PVPROF_ADD_TEST(s, ring_wrap_at_2pow64);
 	PVPROF_ADD_TEST(s, ring_index_before);
 	PVPROF_ADD_TEST(s, ring_offsets_in_bounds);
-	PVPROF_ADD_TEST(s, ring_record_slots_distinct_in_window);
+	PVPROF_ADD_TEST(s, ring_chain_slots_distinct_in_window);
 	PVPROF_ADD_TEST(s, notice_encode_fields);
 	PVPROF_ADD_TEST(s, notice_check_states);
 	return s;

@@ -9,7 +9,7 @@
 #include "runner.h"
 #include "test_util.h"
 
-static __u64 buf[PVPROF_STREAM_MAX_RECORD / 8];
+static __u64 buf[PVPROF_STREAM_MAX_ENTRY / 8];
 
 static struct pvprof_stream_hdr *hdr(void)
 {
@@ -46,12 +46,12 @@ START_TEST(stream_roundtrip_callchain)
 	struct pvprof_st_view v;
 	__u32 n, i;
 
-	test_kernel_record(&slot, 17, 7, 5);
-	slot.rec.pid = 42;
-	slot.rec.tid = 43;
-	slot.rec.exec_gen = 3;
-	slot.rec.time_ns = 555;
-	n = pvprof_st_put_callchain(buf, sizeof(buf), 2, 1000, &f, &slot.rec);
+	test_kernel_chain(&slot, 17, 7, 5);
+	slot.chain.pid = 42;
+	slot.chain.tid = 43;
+	slot.chain.exec_gen = 3;
+	slot.chain.time_ns = 555;
+	n = pvprof_st_put_callchain(buf, sizeof(buf), 2, 1000, &f, &slot.chain);
 	ck_assert_uint_eq(n, 88 + 8 * 12);
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_OK);
 	ck_assert_uint_eq(v.hdr.type, PVPROF_ST_CALLCHAIN);
@@ -59,12 +59,12 @@ START_TEST(stream_roundtrip_callchain)
 	ck_assert_uint_eq(v.u.callchain.notice_ip, KADDR(5));
 	ck_assert_uint_eq(v.u.callchain.guest_tsc, 99);
 	ck_assert_uint_eq(v.u.callchain.event, PVPROF_EVENT_HW_CYCLES);
-	ck_assert_mem_eq(&v.u.callchain.rec, &slot.rec, sizeof(slot.rec));
+	ck_assert_mem_eq(&v.u.callchain.chain, &slot.chain, sizeof(slot.chain));
 	ck_assert_uint_eq(v.nr_frames, 12);
 	for (i = 0; i < 12; i++)
-		ck_assert_uint_eq(pvprof_st_frame(&v, i), pvprof_record_frame(&slot.rec, i));
+		ck_assert_uint_eq(pvprof_st_frame(&v, i), pvprof_callchain_frame(&slot.chain, i));
 	/* One byte short of room: nothing written. */
-	ck_assert_uint_eq(pvprof_st_put_callchain(buf, n - 1, 2, 1000, &f, &slot.rec), 0);
+	ck_assert_uint_eq(pvprof_st_put_callchain(buf, n - 1, 2, 1000, &f, &slot.chain), 0);
 }
 END_TEST
 
@@ -130,8 +130,8 @@ START_TEST(stream_decode_truncated_every_prefix)
 	struct pvprof_st_view v;
 	__u32 n, len;
 
-	test_kernel_record(&slot, 1, 3, 3);
-	n = pvprof_st_put_callchain(buf, sizeof(buf), 0, 0, &f, &slot.rec);
+	test_kernel_chain(&slot, 1, 3, 3);
+	n = pvprof_st_put_callchain(buf, sizeof(buf), 0, 0, &f, &slot.chain);
 	ck_assert_int_eq(decode(0, &v), PVPROF_ST_END);
 	for (len = 1; len < n; len++)
 		ck_assert_msg(decode(len, &v) == PVPROF_ST_TRUNCATED, "len %u", len);
@@ -150,7 +150,7 @@ START_TEST(stream_decode_bad_sizes)
 	ck_assert_int_eq(decode(sizeof(buf), &v), PVPROF_ST_SMALL);
 	hdr()->size = 44;
 	ck_assert_int_eq(decode(sizeof(buf), &v), PVPROF_ST_MISALIGNED);
-	hdr()->size = PVPROF_STREAM_MAX_RECORD + 8;
+	hdr()->size = PVPROF_STREAM_MAX_ENTRY + 8;
 	ck_assert_int_eq(decode(sizeof(buf), &v), PVPROF_ST_LARGE);
 	hdr()->size = 0xfffffff8;
 	ck_assert_int_eq(decode(sizeof(buf), &v), PVPROF_ST_LARGE);
@@ -193,22 +193,22 @@ START_TEST(stream_decode_callchain_inconsistent)
 	struct pvprof_st_view v;
 	__u32 n;
 
-	test_kernel_record(&slot, 1, 2, 2);
-	n = pvprof_st_put_callchain(buf, sizeof(buf), 0, 0, &f, &slot.rec);
-	c->rec.nr_user = 3;		/* one frame more than the size holds */
+	test_kernel_chain(&slot, 1, 2, 2);
+	n = pvprof_st_put_callchain(buf, sizeof(buf), 0, 0, &f, &slot.chain);
+	c->chain.nr_user = 3;		/* one frame more than the size holds */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
-	c->rec.nr_user = 2;
-	c->rec.size += 8;		/* record size disagrees with the counts */
+	c->chain.nr_user = 2;
+	c->chain.size += 8;		/* callchain size disagrees with the counts */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
-	c->rec.size -= 8;
+	c->chain.size -= 8;
 	c->hdr.size = 80;		/* shorter than the fixed part */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
 	c->hdr.size = n;
-	c->rec.flags = PVPROF_REC_F_ALL + 1;
+	c->chain.flags = PVPROF_CHAIN_F_ALL + 1;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_FIELD);
-	c->rec.flags = PVPROF_REC_F_USTACK;	/* no room for a snapshot */
+	c->chain.flags = PVPROF_CHAIN_F_USTACK;	/* no room for a snapshot */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
-	c->rec.flags = 0;
+	c->chain.flags = 0;
 	c->reserved1 = 1;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_RESERVED);
 	c->reserved1 = 0;
@@ -229,7 +229,7 @@ START_TEST(stream_decode_sideband_inconsistent)
 	sb->size = sizeof(msg);
 	n = pvprof_st_put_sideband(buf, sizeof(buf), 0, 0, msg, sizeof(msg));
 	ck_assert_uint_eq(n, 56);
-	r->sb.size = 33;		/* needs a 64-byte record */
+	r->sb.size = 33;		/* needs a 64-byte entry */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
 	r->sb.size = 0xffffffff;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
@@ -260,7 +260,7 @@ START_TEST(stream_iter_walks_and_skips_unknown)
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	ck_assert_uint_eq(v.hdr.type, PVPROF_ST_LOSS);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
-	ck_assert_uint_eq(it.records, 3);
+	ck_assert_uint_eq(it.entries, 3);
 	ck_assert_uint_eq(it.pos, len);
 }
 END_TEST
@@ -283,7 +283,7 @@ START_TEST(stream_iter_needs_hello_and_stops_on_error)
 	pvprof_st_iter_init(&it, buf, len);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_MISALIGNED);
-	/* Framing is lost: the error sticks, the valid record after it is not read. */
+	/* Framing is lost: the error sticks, the valid entry after it is not read. */
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_MISALIGNED);
 	ck_assert_uint_eq(it.pos, 40);
 }
@@ -296,7 +296,7 @@ START_TEST(stream_iter_feed_goes_on_with_the_stream)
 	__u8 *p = (__u8 *)buf;
 	__u32 first, len;
 
-	/* A zeroed iterator is a fresh one: the stream's first record is HELLO. */
+	/* A zeroed iterator is a fresh one: the stream's first entry is HELLO. */
 	first = pvprof_st_put_loss(buf, sizeof(buf), 0, 0, 1, 2);
 	pvprof_st_iter_feed(&it, buf, first);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_NO_HELLO);
@@ -313,11 +313,11 @@ START_TEST(stream_iter_feed_goes_on_with_the_stream)
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	ck_assert_uint_eq(v.u.loss.reason, 3);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
-	ck_assert_uint_eq(it.records, 3);
+	ck_assert_uint_eq(it.entries, 3);
 	ck_assert_uint_eq(it.pos, len - first);
 
 	/*
-	 * An error sticks within its piece; the next piece starts at a record,
+	 * An error sticks within its piece; the next piece starts at an entry,
 	 * where framing is known again.
 	 */
 	((struct pvprof_stream_hdr *)(p + first))->size = 41;
@@ -332,14 +332,14 @@ START_TEST(stream_iter_feed_goes_on_with_the_stream)
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_OK);
 	ck_assert_uint_eq(v.hdr.type, PVPROF_ST_LOSS);
 	ck_assert_int_eq(pvprof_st_iter_next(&it, &v), PVPROF_ST_END);
-	ck_assert_uint_eq(it.records, 3);
+	ck_assert_uint_eq(it.entries, 3);
 }
 END_TEST
 
 START_TEST(stream_decoder_stays_in_bounds)
 {
 	/*
-	 * Records placed so that they end exactly at a page followed by an
+	 * Entries placed so that they end exactly at a page followed by an
 	 * inaccessible page: any read past the buffer faults.
 	 */
 	long page = sysconf(_SC_PAGESIZE);
@@ -348,24 +348,24 @@ START_TEST(stream_decoder_stays_in_bounds)
 	struct pvprof_notice_facts f = { .ip = KADDR(0) };
 	struct pvprof_st_view v;
 	struct test_slot slot;
-	__u8 rec[PVPROF_STREAM_MAX_RECORD];
+	__u8 entry[PVPROF_STREAM_MAX_ENTRY];
 	__u32 n, len;
 
 	ck_assert_ptr_ne(map, MAP_FAILED);
 	ck_assert_int_eq(mprotect(map + page, page, PROT_NONE), 0);
-	test_kernel_record(&slot, 1, 60, 60);
-	n = pvprof_st_put_callchain(rec, sizeof(rec), 0, 0, &f, &slot.rec);
+	test_kernel_chain(&slot, 1, 60, 60);
+	n = pvprof_st_put_callchain(entry, sizeof(entry), 0, 0, &f, &slot.chain);
 	ck_assert_uint_eq(n, 88 + 960);
 	for (len = 0; len <= n; len++) {
-		memcpy(map + page - len, rec, len);
+		memcpy(map + page - len, entry, len);
 		ck_assert_int_eq(pvprof_st_decode(map + page - len, len, &v),
 				 len == n ? PVPROF_ST_OK :
 				 len ? PVPROF_ST_TRUNCATED : PVPROF_ST_END);
 	}
 	/* An odd address: the decoder does not assume alignment. */
-	memcpy(map + page - n - 1, rec, n);
+	memcpy(map + page - n - 1, entry, n);
 	ck_assert_int_eq(pvprof_st_decode(map + page - n - 1, n, &v), PVPROF_ST_OK);
-	ck_assert_uint_eq(pvprof_st_frame(&v, 119), pvprof_record_frame(&slot.rec, 119));
+	ck_assert_uint_eq(pvprof_st_frame(&v, 119), pvprof_callchain_frame(&slot.chain, 119));
 	munmap(map, 2 * page);
 }
 END_TEST

@@ -11,7 +11,7 @@
 
 #include "core/host_vcpu.h"
 #include "core/guest.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 #include "core/sideband.h"
 
@@ -28,34 +28,34 @@ static inline void *test_buffer(__u32 size)
 	return p;
 }
 
-/* A well-formed record in an aligned slot-sized buffer. */
+/* A well-formed callchain in an aligned slot-sized buffer. */
 struct test_slot {
 	union {
-		struct pvprof_record rec;
-		__u64 words[PVPROF_RECORD_SLOT_SIZE / 8];
+		struct pvprof_callchain chain;
+		__u64 words[PVPROF_CHAIN_SLOT_SIZE / 8];
 	};
 };
 
-static inline void test_kernel_record(struct test_slot *s, __u64 seq,
+static inline void test_kernel_chain(struct test_slot *s, __u64 seq,
 				      __u32 nr_kernel, __u32 nr_user)
 {
 	__u32 i;
 
 	memset(s, 0, sizeof(*s));
-	pvprof_record_init(&s->rec, seq, 0);
-	s->rec.nr_kernel = nr_kernel;
-	s->rec.nr_user = nr_user;
+	pvprof_callchain_init(&s->chain, seq, 0);
+	s->chain.nr_kernel = nr_kernel;
+	s->chain.nr_user = nr_user;
 	for (i = 0; i < nr_kernel; i++)
-		pvprof_record_frames(&s->rec)[i] = KADDR(16 * i);
+		pvprof_callchain_frames(&s->chain)[i] = KADDR(16 * i);
 	for (; i < nr_kernel + nr_user; i++)
-		pvprof_record_frames(&s->rec)[i] = UADDR(16 * i);
-	pvprof_record_finish(&s->rec, PVPROF_MAX_DEPTH);
+		pvprof_callchain_frames(&s->chain)[i] = UADDR(16 * i);
+	pvprof_callchain_finish(&s->chain, PVPROF_MAX_DEPTH);
 }
 
 Suite *layout_suite(void);
 Suite *ring_suite(void);
 Suite *host_suite(void);
-Suite *record_suite(void);
+Suite *callchain_suite(void);
 Suite *guest_suite(void);
 Suite *stream_suite(void);
 Suite *sideband_suite(void);

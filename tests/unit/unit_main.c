@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pvprof unit suite: layout, rings, notices, records, host accounting,
+ * pvprof unit suite: layout, rings, notices, callchains, host accounting,
  * guest NMI logic, stream and sideband.
  */
 #include <stdio.h>
@@ -11,7 +11,7 @@
 int main(int argc, char **argv)
 {
 	Suite *suites[] = {
-		layout_suite(), ring_suite(), host_suite(), record_suite(),
+		layout_suite(), ring_suite(), host_suite(), callchain_suite(),
 		guest_suite(), stream_suite(), sideband_suite(),
 	};
 

@@ -11,13 +11,13 @@
  *   e2e-stream check [--ksyms FILE] [--fp PID:NM] [--sys PID:NM]
  *		      [--nofp PID:NM] [--dump PID] FILE...
  *	Decodes the captured streams with the shared core decoder and checks
- *	every callchain record against the guest's kernel symbols (lines
+ *	every callchain against the guest's kernel symbols (lines
  *	"KSYM start end name", "KTEXT start end" and "KMOD start end name"
  *	as the L2 printed them from /proc/kallsyms and /proc/modules) and
  *	the workloads' own symbol tables ("nm -n" output).  Prints
  *	"FACT key value" lines and one "RESULT name 0|1 detail" line per
  *	check for the calling script.  --dump PID also prints every
- *	callchain record of PID (0: all) with its frames' kernel symbols, for
+ *	callchain of PID (0: all) with its frames' kernel symbols, for
  *	looking into a failure.
  *
  * Exit status: 0 when it ran (results say pass or fail), 1 on an error,
@@ -133,7 +133,7 @@ static int write_all(int fd, const void *buf, size_t len)
 
 static int do_capture(int argc, char **argv)
 {
-	static unsigned char buf[16 * PVPROF_STREAM_MAX_RECORD];
+	static unsigned char buf[16 * PVPROF_STREAM_MAX_ENTRY];
 	struct pvprof_ctl_vm arg = { 0 };
 	int pid, vmm_fd, pidfd = -1, vm_fd = -1, kvm_fd = -1, st_fd = -1, out = -1;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -187,7 +187,7 @@ static int do_capture(int argc, char **argv)
 	/* The VM fd must not keep the VM alive past its QEMU. */
 	close(vm_fd);
 	vm_fd = -1;
-	/* From here every record the host streams reaches this reader. */
+	/* From here every entry the host streams reaches this reader. */
 	fprintf(stderr, "e2e-stream: attached to the stream of VM %d\n", pid);
 	while (!stop_requested) {
 		n = read(st_fd, buf, sizeof(buf));
@@ -389,7 +389,7 @@ static const char *const nmi_path[] = {
 	"asm_exc_nmi", "exc_nmi", "default_do_nmi", "nmi_handle", "repeat_nmi",
 	"end_repeat_nmi", "nested_nmi", "nested_nmi_out", "first_nmi",
 	"pvprof_nmi", "pvprof_guest_nmi", "pvprof_capture",
-	"pvprof_capture_kernel", "pvprof_record_init", "pvprof_record_finish",
+	"pvprof_capture_kernel", "pvprof_callchain_init", "pvprof_callchain_finish",
 	"pvprof_notice_check",
 	/* NMI_PATH_UNWINDER */
 	"unwind_next_frame", "__unwind_start", "unwind_get_return_address",
@@ -446,16 +446,16 @@ struct workload {
 	int pid;
 	struct symtab syms;
 	const char *const *chain;	/* expected user chain, innermost first */
-	uint64_t records, user_records, kernel_records;
+	uint64_t callchains, user_callchains, kernel_callchains;
 	uint32_t exec_gen;		/* the workload's image: the pid's last exec */
-	uint64_t pre_exec;		/* records of the pid before that exec */
+	uint64_t pre_exec;		/* callchains of the pid before that exec */
 	uint64_t hot_first;		/* user part starts in chain[0] */
-	uint64_t user_hot;		/* ... among user-mode records */
+	uint64_t user_hot;		/* ... among user-mode callchains */
 	uint64_t chain_ok;		/* ... and the frames follow the chain */
 	uint64_t chain_prologue;	/* ... of them taken in its prologue */
 	uint64_t chain_bad;
 	uint64_t garbage_frames;	/* user frames outside the binary's functions */
-	uint64_t garbage_unflagged;	/* ... in records not flagged TRUNCATED */
+	uint64_t garbage_unflagged;	/* ... in callchains not flagged TRUNCATED */
 	uint64_t garbage_own_code;	/* ... in samples of the program's own code */
 	uint64_t truncated;
 	uint64_t hot_truncated;
@@ -486,7 +486,7 @@ static const char *const read_path[] = {
 };
 
 struct totals {
-	uint64_t records, callchains, losses[PVPROF_LOSS_NR];
+	uint64_t entries, callchains, losses[PVPROF_LOSS_NR];
 	uint64_t skewed, skew_consistent, skew_bad;
 	uint64_t stale_flagged, truncated;
 	uint64_t ctx_bad, nmi_frames, kernel_garbage;
@@ -542,11 +542,11 @@ static bool check_user_part(struct workload *w, const struct pvprof_st_view *v,
 			garbage = true;
 			note_first(w->first_garbage, sizeof(w->first_garbage),
 				   "seq %" PRIu64 " flags %#x user frame %u %#" PRIx64 " outside %s's functions",
-				   (uint64_t)v->u.callchain.rec.seq, v->u.callchain.rec.flags,
+				   (uint64_t)v->u.callchain.chain.seq, v->u.callchain.chain.flags,
 				   i, f, w->role);
 		}
 	}
-	if (garbage && !(v->u.callchain.rec.flags & PVPROF_REC_F_TRUNCATED))
+	if (garbage && !(v->u.callchain.chain.flags & PVPROF_CHAIN_F_TRUNCATED))
 		w->garbage_unflagged++;
 	if (garbage && own)
 		w->garbage_own_code++;
@@ -556,7 +556,7 @@ static bool check_user_part(struct workload *w, const struct pvprof_st_view *v,
 	w->hot_first++;
 	if (!nr_kernel)
 		w->user_hot++;
-	if (v->u.callchain.rec.flags & PVPROF_REC_F_TRUNCATED)
+	if (v->u.callchain.chain.flags & PVPROF_CHAIN_F_TRUNCATED)
 		w->hot_truncated++;
 	/*
 	 * At the function's push %rbp (+0) and mov %rsp,%rbp (+1), rbp still
@@ -584,7 +584,7 @@ static bool check_user_part(struct workload *w, const struct pvprof_st_view *v,
 		w->chain_bad++;
 		note_first(w->first_bad, sizeof(w->first_bad),
 			   "seq %" PRIu64 " user frame %u is %s, expected %s (frame 0 at %s+%#" PRIx64 ")",
-			   (uint64_t)v->u.callchain.rec.seq, c, c < nr_user && s ? s->name : "missing",
+			   (uint64_t)v->u.callchain.chain.seq, c, c < nr_user && s ? s->name : "missing",
 			   w->chain[c + skip], w->chain[0], ip_off);
 	}
 	return true;
@@ -637,7 +637,7 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 	 * The unwinder stopped in a mitigation thunk (no ORC data there): the
 	 * IP an interrupt entry frame reports is exact, not a return address.
 	 */
-	if (nr_kernel > 1 && (flags & PVPROF_REC_F_TRUNCATED)) {
+	if (nr_kernel > 1 && (flags & PVPROF_CHAIN_F_TRUNCATED)) {
 		const char *stop = ksym_name(k, pvprof_st_frame(v, nr_kernel - 1));
 
 		if (stop && is_mitigation_thunk(stop)) {
@@ -648,12 +648,12 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 	/*
 	 * The unwinder found nothing beyond the interrupted IP (code without
 	 * ORC data): flagged truncated, which is honest, not garbage.  Allowed
-	 * up to 1% of the kernel-mode records.
+	 * up to 1% of the kernel-mode callchains.
 	 */
-	if (nr_kernel == 1 && (flags & PVPROF_REC_F_TRUNCATED)) {
+	if (nr_kernel == 1 && (flags & PVPROF_CHAIN_F_TRUNCATED)) {
 		w->syscall_unwind_stopped++;
 		note_first(w->first_stopped, sizeof(w->first_stopped), "seq %" PRIu64 " ip %#" PRIx64,
-			   (uint64_t)v->u.callchain.rec.seq, (uint64_t)pvprof_st_frame(v, 0));
+			   (uint64_t)v->u.callchain.chain.seq, (uint64_t)pvprof_st_frame(v, 0));
 		return;
 	}
 	for (i = 0; i < nr_kernel; i++) {
@@ -672,7 +672,7 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 		w->syscall_path_bad++;
 		note_first(w->first_path, sizeof(w->first_path),
 			   "seq %" PRIu64 ": %u kernel frames from %s to %s%s",
-			   (uint64_t)v->u.callchain.rec.seq, nr_kernel, first ? first : "?",
+			   (uint64_t)v->u.callchain.chain.seq, nr_kernel, first ? first : "?",
 			   last ? last : "?", do_syscall ? "" : ", no do_syscall_64");
 	}
 	if (!read_path[p])
@@ -682,10 +682,10 @@ static void check_syscall_path(struct workload *w, const struct kernel_view *k,
 static void dump_callchain(const struct kernel_view *k, const struct pvprof_st_view *v)
 {
 	const struct pvprof_st_callchain *cc = &v->u.callchain;
-	uint32_t nr_kernel = cc->rec.nr_kernel, nr = nr_kernel + cc->rec.nr_user;
+	uint32_t nr_kernel = cc->chain.nr_kernel, nr = nr_kernel + cc->chain.nr_user;
 
 	printf("DUMP vcpu %u pid %u seq %" PRIu64 " flags %#x cpl %u ip %#" PRIx64 ":",
-	       v->hdr.vcpu_id, cc->rec.pid, (uint64_t)cc->rec.seq, cc->rec.flags,
+	       v->hdr.vcpu_id, cc->chain.pid, (uint64_t)cc->chain.seq, cc->chain.flags,
 	       cc->notice_cpl, (uint64_t)cc->notice_ip);
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t f = pvprof_st_frame(v, i);
@@ -703,18 +703,18 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 			    const struct pvprof_st_view *v)
 {
 	const struct pvprof_st_callchain *cc = &v->u.callchain;
-	uint32_t flags = cc->rec.flags, nr_kernel = cc->rec.nr_kernel;
-	uint32_t nr_user = cc->rec.nr_user, vcpu = v->hdr.vcpu_id, i;
-	bool user = flags & PVPROF_REC_F_USER, ctx_ok = true, nmi_entry = false;
+	uint32_t flags = cc->chain.flags, nr_kernel = cc->chain.nr_kernel;
+	uint32_t nr_user = cc->chain.nr_user, vcpu = v->hdr.vcpu_id, i;
+	bool user = flags & PVPROF_CHAIN_F_USER, ctx_ok = true, nmi_entry = false;
 	uint64_t first;
 	struct workload *w = NULL;
 
 	t->callchains++;
 	if (vcpu < 2)
 		t->per_vcpu[vcpu]++;
-	if (flags & PVPROF_REC_F_STALE)
+	if (flags & PVPROF_CHAIN_F_STALE)
 		t->stale_flagged++;
-	if (flags & PVPROF_REC_F_TRUNCATED)
+	if (flags & PVPROF_CHAIN_F_TRUNCATED)
 		t->truncated++;
 
 	/* Context flags against the addresses. */
@@ -726,22 +726,22 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 	for (i = 0; i < nr_user && ctx_ok; i++)
 		if (pvprof_st_frame(v, nr_kernel + i) >= USER_HALF_END)
 			ctx_ok = false;
-	if ((flags & PVPROF_REC_F_KTHREAD) && nr_user)
+	if ((flags & PVPROF_CHAIN_F_KTHREAD) && nr_user)
 		ctx_ok = false;
-	if (!(flags & PVPROF_REC_F_SKEWED) && (cc->notice_cpl == 3) != user)
+	if (!(flags & PVPROF_CHAIN_F_SKEWED) && (cc->notice_cpl == 3) != user)
 		ctx_ok = false;
 	if (!ctx_ok) {
 		t->ctx_bad++;
 		note_first(t->ctx_first, sizeof(t->ctx_first),
 			   "seq %" PRIu64 " flags %#x cpl %u nr_kernel %u nr_user %u frame0 %#" PRIx64,
-			   (uint64_t)cc->rec.seq, flags, cc->notice_cpl, nr_kernel, nr_user,
+			   (uint64_t)cc->chain.seq, flags, cc->notice_cpl, nr_kernel, nr_user,
 			   nr_kernel + nr_user ? pvprof_st_frame(v, 0) : 0);
 	}
 
 	/* The first frame is the interrupted IP; SKEWED says when it is not the notice's. */
 	if (nr_kernel + nr_user) {
 		first = pvprof_st_frame(v, 0);
-		if (flags & PVPROF_REC_F_SKEWED) {
+		if (flags & PVPROF_CHAIN_F_SKEWED) {
 			t->skewed++;
 			if (first != cc->notice_ip) {
 				t->skew_consistent++;
@@ -749,13 +749,13 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 				t->skew_bad++;
 				note_first(t->skew_first, sizeof(t->skew_first),
 					   "seq %" PRIu64 " SKEWED but frame0 == notice ip %#" PRIx64,
-					   (uint64_t)cc->rec.seq, first);
+					   (uint64_t)cc->chain.seq, first);
 			}
 		} else if (first != cc->notice_ip) {
 			t->skew_bad++;
 			note_first(t->skew_first, sizeof(t->skew_first),
 				   "seq %" PRIu64 " frame0 %#" PRIx64 " != notice ip %#" PRIx64 " without SKEWED",
-				   (uint64_t)cc->rec.seq, first, (uint64_t)cc->notice_ip);
+				   (uint64_t)cc->chain.seq, first, (uint64_t)cc->notice_ip);
 		}
 	}
 
@@ -772,35 +772,35 @@ static void check_callchain(struct totals *t, const struct kernel_view *k,
 			t->kernel_garbage++;
 			note_first(t->kgarbage_first, sizeof(t->kgarbage_first),
 				   "seq %" PRIu64 " kernel frame %u %#" PRIx64 " outside kernel and module text",
-				   (uint64_t)cc->rec.seq, i, f);
+				   (uint64_t)cc->chain.seq, i, f);
 		}
 		if (nmi == 1 || (nmi == 2 && nmi_entry)) {
 			t->nmi_frames++;
 			note_first(t->nmi_first, sizeof(t->nmi_first),
-				   "seq %" PRIu64 " kernel frame %u in %s", (uint64_t)cc->rec.seq, i,
+				   "seq %" PRIu64 " kernel frame %u in %s", (uint64_t)cc->chain.seq, i,
 				   ksym_name(k, addr));
 		}
 	}
 
 	for (i = 0; i < nr_works; i++)
-		if (works[i].pid > 0 && (uint32_t)works[i].pid == cc->rec.pid)
+		if (works[i].pid > 0 && (uint32_t)works[i].pid == cc->chain.pid)
 			w = &works[i];
 	if (!w)
 		return;
 	/* Before its exec the pid ran the shell that started it. */
-	if (cc->rec.exec_gen != w->exec_gen) {
+	if (cc->chain.exec_gen != w->exec_gen) {
 		w->pre_exec++;
 		return;
 	}
-	w->records++;
+	w->callchains++;
 	if (vcpu < 2)
 		w->per_vcpu[vcpu]++;
-	if (flags & PVPROF_REC_F_TRUNCATED)
+	if (flags & PVPROF_CHAIN_F_TRUNCATED)
 		w->truncated++;
 	if (user)
-		w->user_records++;
+		w->user_callchains++;
 	else
-		w->kernel_records++;
+		w->kernel_callchains++;
 	/* The kernel path is known while the loop runs, not in start-up. */
 	if (check_user_part(w, v, nr_kernel, nr_user) && !user && nr_kernel && k &&
 	    w->chain == sys_chain)
@@ -871,21 +871,21 @@ static void report_workload(const struct workload *w, const struct kernel_view *
 
 	if (w->pid <= 0)
 		return;
-	printf("FACT %s_exec_gen %u\nFACT %s_pre_exec_records %" PRIu64 "\n",
+	printf("FACT %s_exec_gen %u\nFACT %s_pre_exec_callchains %" PRIu64 "\n",
 	       w->role, w->exec_gen, w->role, w->pre_exec);
-	printf("FACT %s_records %" PRIu64 "\nFACT %s_user_records %" PRIu64 "\n"
-	       "FACT %s_kernel_records %" PRIu64 "\nFACT %s_hot_first %" PRIu64 "\n"
+	printf("FACT %s_callchains %" PRIu64 "\nFACT %s_user_callchains %" PRIu64 "\n"
+	       "FACT %s_kernel_callchains %" PRIu64 "\nFACT %s_hot_first %" PRIu64 "\n"
 	       "FACT %s_truncated %" PRIu64 "\nFACT %s_vcpu0 %" PRIu64 "\nFACT %s_vcpu1 %" PRIu64 "\n",
-	       w->role, w->records, w->role, w->user_records, w->role, w->kernel_records,
+	       w->role, w->callchains, w->role, w->user_callchains, w->role, w->kernel_callchains,
 	       w->role, w->hot_first, w->role, w->truncated, w->role, w->per_vcpu[0],
 	       w->role, w->per_vcpu[1]);
-	snprintf(name, sizeof(name), "%s-has-records", w->role);
-	result(name, w->records >= 20, "%" PRIu64 " callchain records of pid %d (want >= 20)",
-	       w->records, w->pid);
+	snprintf(name, sizeof(name), "%s-has-callchains", w->role);
+	result(name, w->callchains >= 20, "%" PRIu64 " callchains of pid %d (want >= 20)",
+	       w->callchains, w->pid);
 	printf("FACT %s_garbage_frames %" PRIu64 "\n", w->role, w->garbage_frames);
 	snprintf(name, sizeof(name), "%s-garbage-flagged-truncated", w->role);
 	result(name, !w->garbage_unflagged,
-	       "%" PRIu64 " records with user frames outside the binary's functions lack TRUNCATED "
+	       "%" PRIu64 " callchains with user frames outside the binary's functions lack TRUNCATED "
 	       "(%" PRIu64 " such frames in all); first: %s",
 	       w->garbage_unflagged, w->garbage_frames, w->first_garbage);
 	snprintf(name, sizeof(name), "%s-no-garbage-in-own-code", w->role);
@@ -901,13 +901,13 @@ static void report_workload(const struct workload *w, const struct kernel_view *
 	}
 	if (w->chain == fp_chain) {
 		snprintf(name, sizeof(name), "%s-hot-loop", w->role);
-		result(name, w->user_records && pct(w->user_hot, w->user_records) >= 95.0,
-		       "%" PRIu64 " of %" PRIu64 " user-mode records start in %s (want >= 95%%)",
-		       w->user_hot, w->user_records, w->chain[0]);
+		result(name, w->user_callchains && pct(w->user_hot, w->user_callchains) >= 95.0,
+		       "%" PRIu64 " of %" PRIu64 " user-mode callchains start in %s (want >= 95%%)",
+		       w->user_hot, w->user_callchains, w->chain[0]);
 	}
 	snprintf(name, sizeof(name), "%s-user-chain", w->role);
 	result(name, w->chain_ok > 0 && !w->chain_bad,
-	       "%" PRIu64 " records follow %s..main (%" PRIu64 " of them taken in its prologue, without its caller), %" PRIu64 " do not; first: %s",
+	       "%" PRIu64 " callchains follow %s..main (%" PRIu64 " of them taken in its prologue, without its caller), %" PRIu64 " do not; first: %s",
 	       w->chain_ok, w->chain[0], w->chain_prologue, w->chain_bad, w->first_bad);
 	if (w->chain == sys_chain && k) {
 		printf("FACT %s_full_read_path %" PRIu64 "\nFACT %s_irq_from_user %" PRIu64 "\n",
@@ -916,7 +916,7 @@ static void report_workload(const struct workload *w, const struct kernel_view *
 		result(name, w->syscall_path_ok > 0 && !w->syscall_path_bad &&
 		       w->syscall_full_path > 0 &&
 		       w->syscall_unwind_stopped * 100 <= w->syscall_path_ok,
-		       "%" PRIu64 " kernel-mode records pass through do_syscall_64 to entry_SYSCALL_64, "
+		       "%" PRIu64 " kernel-mode callchains pass through do_syscall_64 to entry_SYSCALL_64, "
 		       "%" PRIu64 " do not, %" PRIu64 " show vfs_read..do_syscall_64; first: %s; "
 		       "%" PRIu64 " stop at the IP, flagged truncated (at most 1%%); first: %s",
 		       w->syscall_path_ok, w->syscall_path_bad, w->syscall_full_path, w->first_path,
@@ -982,17 +982,17 @@ static int do_check(int argc, char **argv)
 			if (v.hdr.type != PVPROF_ST_CALLCHAIN)
 				continue;
 			for (int j = 0; j < 3; j++)
-				if (works[j].pid > 0 && (uint32_t)works[j].pid == v.u.callchain.rec.pid &&
-				    v.u.callchain.rec.exec_gen > works[j].exec_gen)
-					works[j].exec_gen = v.u.callchain.rec.exec_gen;
+				if (works[j].pid > 0 && (uint32_t)works[j].pid == v.u.callchain.chain.pid &&
+				    v.u.callchain.chain.exec_gen > works[j].exec_gen)
+					works[j].exec_gen = v.u.callchain.chain.exec_gen;
 		}
 		pvprof_st_iter_init(&it, buf, len);
 		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
-			t.records++;
+			t.entries++;
 			switch (v.hdr.type) {
 			case PVPROF_ST_CALLCHAIN:
 				check_callchain(&t, k, works, 3, &v);
-				if (dump_pid == 0 || dump_pid == v.u.callchain.rec.pid)
+				if (dump_pid == 0 || dump_pid == v.u.callchain.chain.pid)
 					dump_callchain(k, &v);
 				break;
 			case PVPROF_ST_LOSS:
@@ -1013,8 +1013,8 @@ static int do_check(int argc, char **argv)
 		free(buf);
 	}
 
-	printf("FACT stream_records %" PRIu64 "\nFACT callchains %" PRIu64 "\n",
-	       t.records, t.callchains);
+	printf("FACT stream_entries %" PRIu64 "\nFACT callchains %" PRIu64 "\n",
+	       t.entries, t.callchains);
 	printf("FACT callchains_vcpu0 %" PRIu64 "\nFACT callchains_vcpu1 %" PRIu64 "\n",
 	       t.per_vcpu[0], t.per_vcpu[1]);
 	printf("FACT skewed %" PRIu64 "\nFACT skewed_pct %.2f\nFACT truncated %" PRIu64 "\n",
@@ -1028,16 +1028,16 @@ static int do_check(int argc, char **argv)
 		       t.vcpu_events[i][PVPROF_VCPU_UNREGISTERED], i,
 		       t.vcpu_events[i][PVPROF_VCPU_DROPPED]);
 
-	result("stream-decodes", !t.decode_errors && t.records > 1,
-	       "%" PRIu64 " stream records, %" PRIu64 " decode errors", t.records, t.decode_errors);
+	result("stream-decodes", !t.decode_errors && t.entries > 1,
+	       "%" PRIu64 " stream entries, %" PRIu64 " decode errors", t.entries, t.decode_errors);
 	result("first-frame-is-ip", t.callchains && !t.skew_bad,
-	       "%" PRIu64 " of %" PRIu64 " records disagree with their SKEWED flag; first: %s",
+	       "%" PRIu64 " of %" PRIu64 " callchains disagree with their SKEWED flag; first: %s",
 	       t.skew_bad, t.callchains, t.skew_first);
 	result("context-flags-agree", t.callchains && !t.ctx_bad,
-	       "%" PRIu64 " of %" PRIu64 " records have USER/KTHREAD/cpl against their addresses; first: %s",
+	       "%" PRIu64 " of %" PRIu64 " callchains have USER/KTHREAD/cpl against their addresses; first: %s",
 	       t.ctx_bad, t.callchains, t.ctx_first);
 	result("no-stale-callchains", !t.stale_flagged,
-	       "%" PRIu64 " callchain records flagged STALE", t.stale_flagged);
+	       "%" PRIu64 " callchains flagged STALE", t.stale_flagged);
 	if (k) {
 		result("no-nmi-path-frames", t.callchains && !t.nmi_frames,
 		       "%" PRIu64 " kernel frames in the NMI path; first: %s", t.nmi_frames, t.nmi_first);

@@ -358,13 +358,13 @@ jq_num() {
 	jq -r "$2" "$1" 2>/dev/null
 }
 
-# balance NAME JSON: notices == records + stale + invalid + unanswered, with
+# balance NAME JSON: notices == callchains + stale + invalid + unanswered, with
 # sampling disabled (nothing outstanding).
 balance() {
 	local json=$2 n r l
 	n=$(jq_num "$json" .totals.notices) r=$(jq_num "$json" .totals.records)
 	l=$(jq_num "$json" '.losses.stale + .losses.invalid + .losses.unanswered')
-	check "$1" "host '$json': notices '$n', records '$r', stale+invalid+unanswered '$l'" \
+	check "$1" "host '$json': notices '$n', callchains '$r', stale+invalid+unanswered '$l'" \
 		is_y "$([ -n "$n" ] && [ "$n" != null ] && [ "$n" -gt 0 ] && [ "$n" = $((r + l)) ] && echo y)"
 }
 
@@ -519,12 +519,13 @@ done < <(grep '^RESULT ' "$out/check.out")
 
 # Case 1: completeness over the known-stacks phase.
 k=$out/known.json
-samples=$(jq_num "$k" .totals.samples) records=$(jq_num "$k" .totals.records)
-check "completeness-$min_complete" "host: $records callchain records of $samples guest-mode samples ($(losses_line "$k"))" \
-	is_y "$([ "${samples:-0}" != null ] && [ "${samples:-0}" -gt 0 ] && [ $((records * 100)) -ge $((samples * min_complete)) ] && echo y)"
+# status -j's "records" are the callchains the host accepted (the key keeps its name).
+samples=$(jq_num "$k" .totals.samples) callchains=$(jq_num "$k" .totals.records)
+check "completeness-$min_complete" "host: $callchains callchains of $samples guest-mode samples ($(losses_line "$k"))" \
+	is_y "$([ "${samples:-0}" != null ] && [ "${samples:-0}" -gt 0 ] && [ $((callchains * 100)) -ge $((samples * min_complete)) ] && echo y)"
 # Case 5: both vCPUs busy, both sampled.
 v0=$(fact "$out/check.out" fp_vcpu0) v1=$(fact "$out/check.out" sys_vcpu1)
-check both-vcpus "fp on vCPU 0: $v0 records, sys on vCPU 1: $v1" is_y "$([ "${v0:-0}" -ge 20 ] && [ "${v1:-0}" -ge 20 ] && echo y)"
+check both-vcpus "fp on vCPU 0: $v0 callchains, sys on vCPU 1: $v1" is_y "$([ "${v0:-0}" -ge 20 ] && [ "${v1:-0}" -ge 20 ] && echo y)"
 # Case 6: CPU offline/online.
 check hotplug-guest "failures '$(fact "$con" hotplug_failures)', CPUs active after '$(fact "$con" hotplug_cpus)'" \
 	is_y "$([ "$(fact "$con" hotplug_failures)" = 0 ] && [ "$(fact "$con" hotplug_cpus)" = 2 ] && echo y)"
@@ -537,7 +538,7 @@ check "reload-$reloads" "failures '$(fact "$con" reload_failures)', loads with u
 u0=$(fact "$out/check.out" vcpu0_unregistered)
 check reload-host-events "vCPU 0: $u0 UNREGISTERED stream events (want >= $reloads)" [ "${u0:-0}" -ge "$reloads" ]
 n=$(fact "$con" notices) r=$(fact "$con" records) s=$(fact "$con" stale) d=$(fact "$con" dropped)
-check guest-books-balance "notices '$n', records '$r', stale '$s', dropped '$d'" \
+check guest-books-balance "notices '$n', callchains '$r', stale '$s', dropped '$d'" \
 	is_y "$([ -n "$n" ] && [ "$n" = $((${r:-0} + ${s:-0} + ${d:-0})) ] && echo y)"
 balance host-books-balance "$out/main.json"
 check no-l2-warning "$(fact "$con" final_kernel_warning_lines) splat lines: $(sed -n 's/^FACT final_kernel_line //p' "$con" | head -n 6 | tr '\n' '|')" \
@@ -600,11 +601,11 @@ fi
 # The numbers the issue's closing note asks for.
 {
 	echo "run time $((SECONDS - start)) s"
-	echo "completeness (known stacks): $records of $samples samples"
+	echo "completeness (known stacks): $callchains of $samples samples"
 	echo "skew: $(fact "$base/pvprof/check.out" skewed) of $(fact "$base/pvprof/check.out" callchains) callchains ($(fact "$base/pvprof/check.out" skewed_pct)%)"
 	echo "host losses (known stacks): $(losses_line "$k")"
 	echo "host losses (whole main L2): $(losses_line "$base/pvprof/main.json")"
-	echo "guest: notices $(fact "$base/pvprof/l2.console" notices) records $(fact "$base/pvprof/l2.console" records) stale $(fact "$base/pvprof/l2.console" stale) (last load)"
+	echo "guest: notices $(fact "$base/pvprof/l2.console" notices) callchains $(fact "$base/pvprof/l2.console" records) stale $(fact "$base/pvprof/l2.console" stale) (last load)"
 	echo "guest NMIs (known stacks): $(fact "$base/pvprof/l2.console" known_nmis_claimed) claimed, $(fact "$base/pvprof/l2.console" known_nmis_merged) of them for two deliveries"
 	echo "handler_ns histogram (from_ns to_ns count, known stacks phase):"
 	sed -n 's/^FACT known_handler_ns //p' "$base/pvprof/l2.console" | tr -d '\r' | awk '$3 > 0'

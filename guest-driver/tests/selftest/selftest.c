@@ -8,11 +8,11 @@
  * buffer (never registered with a hypervisor), sends an NMI to the writing
  * CPU and waits for the handler to run; "garbage" publishes an out-of-range
  * notice_head instead.  Reading the file returns the handler's verdict and
- * each record as the host's validator (core/record.c) judges it, with
+ * each callchain as the host's validator (core/callchain.c) judges it, with
  * kernel frames symbolized and user frames as addresses.  With no notice or
  * a garbage head the NMI is not claimed: the kernel then reports it as an
  * unknown NMI, which is what the caller checks.  The NMI interrupts the
- * writer inside its write() system call, so the record holds the kernel
+ * writer inside its write() system call, so the callchain holds the kernel
  * path and the writer's user stack.  No hypercall is issued.
  */
 #include <linux/debugfs.h>
@@ -28,7 +28,7 @@
 #include <asm/nmi.h>
 
 #include "core/notice.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "pvprof_guest.h"
 
 #define ST_BUF_SIZE	16384U
@@ -61,25 +61,25 @@ static int st_nmi(unsigned int type, struct pt_regs *regs)
 	(st_report_len += scnprintf(st_report + st_report_len, \
 				    ST_REPORT_SIZE - st_report_len, fmt, ##__VA_ARGS__))
 
-static void st_report_record(const struct pvprof_record *rec, u64 answered,
-			     u64 head)
+static void st_report_callchain(const struct pvprof_callchain *chain, u64 answered,
+				u64 head)
 {
-	struct pvprof_record_limits lim = {
+	struct pvprof_callchain_limits lim = {
 		.max_depth = PVPROF_MAX_DEPTH,
 		.answered_seq = answered,
 		.notice_head = head,
 	};
 	u32 i;
 
-	st_printf("record seq %llu pid %u tid %u flags %#x nr_kernel %u nr_user %u verdict %s\n",
-		  rec->seq, rec->pid, rec->tid, rec->flags, rec->nr_kernel,
-		  rec->nr_user,
-		  pvprof_reject_name(pvprof_record_validate(rec, PVPROF_RECORD_SLOT_SIZE,
-							    &lim)));
-	for (i = 0; i < rec->nr_kernel && i < PVPROF_MAX_DEPTH; i++)
-		st_printf("kernel %pS\n", (void *)(unsigned long)pvprof_record_frame(rec, i));
-	for (; i < (u32)rec->nr_kernel + rec->nr_user && i < PVPROF_MAX_DEPTH; i++)
-		st_printf("user %#llx\n", pvprof_record_frame(rec, i));
+	st_printf("callchain seq %llu pid %u tid %u flags %#x nr_kernel %u nr_user %u verdict %s\n",
+		  chain->seq, chain->pid, chain->tid, chain->flags, chain->nr_kernel,
+		  chain->nr_user,
+		  pvprof_reject_name(pvprof_callchain_validate(chain, PVPROF_CHAIN_SLOT_SIZE,
+							       &lim)));
+	for (i = 0; i < chain->nr_kernel && i < PVPROF_MAX_DEPTH; i++)
+		st_printf("kernel %pS\n", (void *)(unsigned long)pvprof_callchain_frame(chain, i));
+	for (; i < (u32)chain->nr_kernel + chain->nr_user && i < PVPROF_MAX_DEPTH; i++)
+		st_printf("user %#llx\n", pvprof_callchain_frame(chain, i));
 }
 
 static int st_run(unsigned int notices, u64 head)
@@ -130,11 +130,11 @@ static int st_run(unsigned int notices, u64 head)
 		  st_res.consumed,
 		  st_res.callchains, st_res.stale, st_res.dropped, tail,
 		  READ_ONCE(h->guest_errors));
-	/* Pairs with the handler's store-release: the records are complete. */
-	rhead = smp_load_acquire(&h->record_head);
+	/* Pairs with the handler's store-release: the callchains are complete. */
+	rhead = smp_load_acquire(&h->chain_head);
 	for (i = 0; i < rhead && i < notices; i++)
-		st_report_record((void *)((u8 *)h + pvprof_record_offset(&st_gb.geo, i)),
-				 i, notices);
+		st_report_callchain((void *)((u8 *)h + pvprof_callchain_offset(&st_gb.geo, i)),
+				    i, notices);
 	return 0;
 }
 

@@ -7,13 +7,13 @@
 # Cuts: dwarf-report-gen writes a --call-graph dwarf recording of the
 # fixture of tests/unwind (kernel and user frames, the agent's symbol and
 # unwind tables in the sideband, a few dozen STREAM sections) and, with
-# --layout, where it put each section and each callchain record.  The file
+# --layout, where it put each section and each callchain entry.  The file
 # is cut at 50 random offsets (the seed is printed; PVPROF_CUT_SEED picks
 # another) and at one offset in each kind of place: the file header, HOST,
-# VM, the start STATUS, a section header, a record header, a record body, a
-# record boundary, a section boundary, the end STATUS, END.  Past the file
+# VM, the start STATUS, a section header, an entry header, an entry body,
+# an entry boundary, a section boundary, the end STATUS, END.  Past the file
 # header, each cut must give exit status 0, one warning line that names
-# the offset, and exactly the samples whose records end at or before the
+# the offset, and exactly the samples whose entries end at or before the
 # cut, counted from the generator's layout (not from kvm-pvprof): in
 # report's header, in --folded's counts and in script's samples.  A cut
 # file header gives one error line and exit status 1.  When the fuzz build
@@ -87,9 +87,9 @@ cuts=(
 	"$(($(section_at 3 0) + 16 + 20)) start STATUS payload"
 	"$((stream2 + 7)) STREAM section header"
 	"$stream2 section boundary"
-	"$((mid_end + 5)) stream record header"
-	"$((mid_end - 100)) stream record body"
-	"$mid_end record boundary inside a section"
+	"$((mid_end + 5)) stream entry header"
+	"$((mid_end - 100)) stream entry body"
+	"$mid_end entry boundary inside a section"
 	"$(($(section_at 3 1) + 16 + 30)) end STATUS payload"
 	"$((last_off + 4)) END section header"
 	"$((last_off + 16 + 8)) END payload"
@@ -105,7 +105,7 @@ for off in "${random_cuts[@]}"; do
 	cuts+=("$off random")
 done
 
-# expected OFFSET: samples whose records end at or before OFFSET.
+# expected OFFSET: samples whose entries end at or before OFFSET.
 expected() {
 	local e n=0
 	for e in "${sample_ends[@]}"; do

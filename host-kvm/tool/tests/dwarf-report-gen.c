@@ -30,10 +30,10 @@
  *	--layout FILE	where everything went, for tests that cut the file:
  *			"section TYPE OFFSET SIZE" for each section (its
  *			header's offset, its payload size) and "sample END"
- *			for each callchain record (the offset of its last
+ *			for each callchain entry (the offset of its last
  *			byte + 1), in file order
  *
- * Each record's frame-pointer chain is what a frame-pointer walk of the
+ * Each callchain's frame-pointer chain is what a frame-pointer walk of the
  * fixture gives: its IP only (it has no frame pointers).
  */
 #include <inttypes.h>
@@ -159,7 +159,7 @@ static void gen_snapshot_sample(const struct snapshot *s)
 		frames[nr_kernel + 1] = 0x6f6c6c6568ULL;	/* "hello" */
 		frames[nr_kernel + 2] = s->maps[0].start + 0x10;
 	}
-	gen_record(&g, PID, PID, opt.kernel ? 0 : PVPROF_REC_F_USER, nr_kernel, nr_user, frames);
+	gen_chain(&g, PID, PID, opt.kernel ? 0 : PVPROF_CHAIN_F_USER, nr_kernel, nr_user, frames);
 	if (!opt.fp)
 		gen_ustack(&g, s->regs, s->stack,
 			   s->stack_len < opt.size ? (uint32_t)s->stack_len : opt.size);
@@ -209,8 +209,8 @@ int main(int argc, char **argv)
 
 	gen_host_vm(&host, &vm, "dwarf-host", 1000ULL * 1000000000ULL);
 	gen_status_of(&ctl, &vcpu, 1, 16384);
-	/* The stream is cut anywhere between records, as record does between reads. */
-	g.room = PVPROF_STREAM_MAX_RECORD;
+	/* The stream is cut anywhere between entries, as record does between reads. */
+	g.room = PVPROF_STREAM_MAX_ENTRY;
 	g.time_ns = host.start_monotonic_ns;
 	if (gen_open(&g, argv[a + 1]) || gen_start(&g, &host, &vm, &ctl, &vcpu, 1))
 		gen_die("cannot write the recording");
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 			gen_mapping(&s.maps[a], false);
 		gen_snapshot_sample(&s);
 	}
-	vcpu.samples = vcpu.notices = vcpu.records = opt.copies;
+	vcpu.samples = vcpu.notices = vcpu.callchains = opt.copies;
 	if (gen_end(&g, &ctl, &vcpu, 1, PVPROF_DATA_STOP_DURATION, g.time_ns))
 		gen_die("cannot finish the recording");
 	if (g.layout && fclose(g.layout))

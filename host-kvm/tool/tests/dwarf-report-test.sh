@@ -7,7 +7,7 @@
 # registers, stack and mappings at a known chain; dwarf-report-gen writes
 # them into a recording as the host would, with the sideband the guest agent
 # would send (PROCESS, MMAP with the files' build-ids, ELF_SYMS, and UNWIND
-# from the agent's own encoder).  The record's frame-pointer chain is the
+# from the agent's own encoder).  The callchain's frame-pointer chain is the
 # IP alone, as a frame-pointer walk of the fixture gives.  The oracle is the
 # fixture's own construction: main -> fx_a -> fx_b -> fx_c, and
 # main -> fx_sort_caller -> qsort -> ... -> fx_cmp.  Also: the fallbacks
@@ -125,7 +125,7 @@ for b in dyn static; do
 	for c in chain qsort; do
 		leaf=fx_c
 		[ "$c" = qsort ] && leaf=fx_cmp
-		expect_folded "$b $c without UNWIND messages: the record's fp chain" \
+		expect_folded "$b $c without UNWIND messages: the callchain's fp chain" \
 			"$tmp/$b-$c-nounwind.data" "^fixture;$leaf 1\$"
 		cp "$tmp/out" "$tmp/nounwind.folded"
 		expect_header "$b $c without UNWIND messages: counted as no tables" \
@@ -140,13 +140,13 @@ for b in dyn static; do
 		check "$b $c --call-graph fp recording: the same stacks, no user stacks line" $ok \
 			"$(head -c 200 "$tmp/out") / $(grep 'user stacks' "$tmp/hdr")"
 	done
-	# The record's frame-pointer chain read a word of text after the IP:
+	# The callchain's frame-pointer chain read a word of text after the IP:
 	# a DWARF-unwound stack takes its frames from the CFI and is never cut;
 	# the fp chain a sample falls back to is cut at that word.
 	"$gen" --fp-garbage "$tmp/$b-chain.snap" "$tmp/garbage.data"
-	expect_folded "$b chain, garbage in the record's fp chain: the unwound stack stays whole" \
+	expect_folded "$b chain, garbage in the callchain's fp chain: the unwound stack stays whole" \
 		"$tmp/garbage.data" '^fixture;_start;__libc_start_main;([^;]+;)?main;fx_a;fx_b;fx_c 1$'
-	expect_header "$b chain, garbage in the record's fp chain: no DWARF-unwound chain cut" \
+	expect_header "$b chain, garbage in the callchain's fp chain: no DWARF-unwound chain cut" \
 		"# frame-pointer chains cut at a return address outside the image's code: 0 (0 frames)"
 	for mode in --no-unwind --fp; do
 		"$gen" $mode --fp-garbage "$tmp/$b-chain.snap" "$tmp/garbage.data"

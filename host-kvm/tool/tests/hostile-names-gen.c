@@ -69,13 +69,13 @@ static void gen_stack(const struct stack *s)
 	uint64_t frames[8];
 	uint16_t i;
 
-	/* Innermost first in a record. */
+	/* Innermost first in a callchain. */
 	for (i = 0; i < s->nr; i++) {
 		int fn = s->funcs[s->nr - 1 - i];
 
 		frames[i] = fn == UNNAMED ? FAR_START + 0x8 : MAP_START + syms[fn].addr;
 	}
-	gen_record(&g, s->pid, s->pid, PVPROF_REC_F_USER, 0, s->nr, frames);
+	gen_chain(&g, s->pid, s->pid, PVPROF_CHAIN_F_USER, 0, s->nr, frames);
 	gen_callchain(&g, 0, frames[0], 0);
 }
 
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 			gen_stack(&stacks[i]);
 		samples += stacks[i].count;
 	}
-	vcpu.samples = vcpu.notices = vcpu.records = samples;
+	vcpu.samples = vcpu.notices = vcpu.callchains = samples;
 	if (gen_end(&g, &ctl, &vcpu, 1, PVPROF_DATA_STOP_DURATION, g.time_ns))
 		gen_die("cannot finish the recording");
 	return 0;

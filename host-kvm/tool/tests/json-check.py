@@ -46,7 +46,7 @@ def load_manifest(path):
     m = {"comm": {}, "ksym": {}, "msym": {}, "usym": {}, "samples": [], "losses": {}}
     for line in open(path):
         f = line.split()
-        if f[0] in ("vcpus", "sideband", "records"):
+        if f[0] in ("vcpus", "sideband", "entries"):
             m[f[0]] = int(f[1])
         elif f[0] == "ubase":
             m["ubase"] = int(f[1], 16)
@@ -139,7 +139,7 @@ def text_header(text):
         return [int(x) for x in mm.groups()] if n > 1 else int(mm.group(1))
     h = {}
     h["stream_records"], h["stream_bytes"], h["callchains"], h["user_mode"], \
-        h["without_frames"] = num(r"^# records: (\d+) \((\d+) bytes of stream\), callchains: "
+        h["without_frames"] = num(r"^# stream entries: (\d+) \((\d+) bytes\), callchains: "
                                   r"(\d+) \((\d+) in user mode, (\d+) without frames\)$", 5)
     h["stale"] = num(r"^# stale: (\d+) \(")
     h["skewed"] = num(r"^# skewed: (\d+) \(")
@@ -154,7 +154,7 @@ def text_header(text):
         r"(\w+) (\d+)", re.search(r"^# losses: .*, by reason: (.*)$", text, re.M).group(1))}
     h["vcpu_events"] = dict(zip(("registered", "unregistered", "dropped"), num(
         r"^# vCPU events: registered (\d+), unregistered (\d+), dropped (\d+);", 3)))
-    h["unknown_records"] = num(r"; unknown records skipped: (\d+)$")
+    h["unknown_records"] = num(r"; unknown entries skipped: (\d+)$")
     h["sideband"] = dict(zip(("messages", "bytes", "rejected"), num(
         r"^# sideband: (\d+) messages \((\d+) bytes\), (\d+) rejected as malformed$", 3)))
     mm = re.search(r"^# symbols from the guest agent: (\d+) of the kernel image \(([^)]*)\), "
@@ -175,7 +175,7 @@ def text_header(text):
     keys = ("samples", "notices", "records", "nmis", "lost", "sideband_bytes",
             "sideband_refused")
     h["host_counters"] = {when: dict(zip(keys, num(
-        r"^# host counters at %s: samples (\d+), notices (\d+), records (\d+), NMIs (\d+), "
+        r"^# host counters at %s: samples (\d+), notices (\d+), callchains (\d+), NMIs (\d+), "
         r"losses (\d+), sideband bytes (\d+), refused (\d+)$" % when, 7)))
         for when in ("start", "end")}
     return h
@@ -285,7 +285,7 @@ def main():
         "callchains": callchains,
         "user_mode": sum(s["count"] for s in m["samples"] if s["flags"] & 1),
         "without_frames": 0, "stale": 0, "skewed": 0, "truncated": 0,
-        "stream_records": m["records"],
+        "stream_records": m["entries"],
         "lost": sum(m["losses"].values()),
         "samples": samples, "frames": frames, "unsymbolized_frames": 0,
     }

@@ -160,7 +160,7 @@ static void sample_of(uint32_t i, struct sample *s)
 	s->pid = 101 + i;
 	s->count = i + 1;
 	if (i % 2) {
-		s->flags = PVPROF_REC_F_USER;
+		s->flags = PVPROF_CHAIN_F_USER;
 	} else {
 		s->nr_kernel = 2;
 		s->frames[0] = i == 4 ? MOD_BASE + 0x100 : K(1 + (i / 2) % (NR_KSYMS - 1));
@@ -173,7 +173,7 @@ static void sample_of(uint32_t i, struct sample *s)
 
 static void gen_sample(struct gen *g, const struct sample *s)
 {
-	gen_record(g, s->pid, s->pid, s->flags, s->nr_kernel, s->nr_user, s->frames);
+	gen_chain(g, s->pid, s->pid, s->flags, s->nr_kernel, s->nr_user, s->frames);
 	gen_callchain(g, s->vcpu, s->frames[0], 0);
 }
 
@@ -211,7 +211,7 @@ static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *
 	gen_status_of(ctl, v, NR_VCPUS, 0);
 	ctl->losses[PVPROF_LOSS_THROTTLED] = samples ? 4 : 0;
 	for (i = 0; i < NR_VCPUS; i++) {
-		v[i].samples = v[i].notices = v[i].records = samples * (i + 1);
+		v[i].samples = v[i].notices = v[i].callchains = samples * (i + 1);
 		v[i].nmis = samples;
 	}
 }
@@ -233,7 +233,7 @@ static void print_hex(const char *s)
  *   sample VCPU PID COUNT FLAGS NR_KERNEL NR_USER ADDR...
  *   loss REASON_NAME COUNT
  *   sideband N              messages
- *   records N               stream records
+ *   entries N               stream entries
  */
 static void gen_manifest(void)
 {
@@ -277,8 +277,8 @@ static void gen_manifest(void)
 		       losses[i].count);
 	/* KERNEL, KSYMS, MODULE, KSYMS, a PROCESS and an MMAP each, ELF_SYMS. */
 	printf("sideband %zu\n", 5 + 2 * NR_PROCS);
-	/* And HELLO, a VCPU each, the samples, the LOSS records. */
-	printf("records %zu\n", 1 + NR_VCPUS + 5 + 2 * NR_PROCS +
+	/* And HELLO, a VCPU each, the samples, the LOSS entries. */
+	printf("entries %zu\n", 1 + NR_VCPUS + 5 + 2 * NR_PROCS +
 	       NR_PROCS * (NR_PROCS + 1) / 2 + sizeof(losses) / sizeof(losses[0]));
 }
 
@@ -403,7 +403,7 @@ static int header(const char *path)
 	res.unwind = report_unwind_new(&r, sym);
 	if (!res.unwind || profile_build(&p, &r, &none, &res))
 		return 1;
-	p.stats.records = p.stats.callchains = p.stats.samples = p.stats.user_mode = big;
+	p.stats.entries = p.stats.callchains = p.stats.samples = p.stats.user_mode = big;
 	p.stats.stale = p.stats.skewed = p.stats.truncated = p.stats.empty = big;
 	p.stats.trunc_depth = p.stats.trunc_snapshot = big / 2;
 	p.stats.cut_samples = p.stats.cut_frames = big;

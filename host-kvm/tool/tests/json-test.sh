@@ -223,7 +223,7 @@ losses = {f[1]: int(f[2]) for f in facts if f[0] == "loss"}
 want = {
     "output": sys.argv[3], "stopped": "duration elapsed",
     "callchains": callchains,
-    "stream_records": int([f[1] for f in facts if f[0] == "records"][0]),
+    "stream_records": int([f[1] for f in facts if f[0] == "entries"][0]),
     "lost": sum(losses.values()),
 }
 for k, v in want.items():
@@ -245,7 +245,7 @@ if s["stream_bytes"] != stream:
     sys.exit("stream_bytes %d, the stream sections hold %d" % (s["stream_bytes"], stream))
 if s["duration_ns"] <= 0:
     sys.exit("duration_ns %r" % s["duration_ns"])
-print("%d callchains, %d stream records, %d lost" % (s["callchains"], s["stream_records"], s["lost"]))
+print("%d callchains, %d stream entries, %d lost" % (s["callchains"], s["stream_records"], s["lost"]))
 ' "$manifest" "$tmp/summary.json" "$data"
 	check "summary: the text line says the same as the JSON" '
 import json, re, sys

@@ -13,7 +13,7 @@
 #
 # INITRD is the L2 initramfs the Makefile builds outside L1 (default
 # $O/nested/tool-l2.cpio). Checks: both vCPUs registered before enable;
-# enable; notices and records increase on each vCPU between two status
+# enable; notices and callchains increase on each vCPU between two status
 # reads; status text and status -j (read with jq: per-vCPU registration,
 # losses by every reason, totals that add up); enabling again reconfigures;
 # the errors an operator meets with a real QEMU (disable when not enabled,
@@ -155,7 +155,7 @@ expect_jq "status -j: enabled, cpu-clock at 1000 Hz, 2 of 2 registered" "$vm" \
 	'.enabled and .event == "cpu-clock" and .sample_freq == 1000 and .nr_vcpus == 2 and
 	 .registered_vcpus == 2'
 # Counters move: between two status reads, every vCPU was sampled, got
-# notices and answered with callchain records.
+# notices and answered with callchains (status -j's key: records).
 l2_do busy
 if status_doc "$vm"; then
 	first=$doc
@@ -168,9 +168,9 @@ if status_doc "$vm"; then
 	fi
 	if wait_jq "$vm" 60 '[.vcpus[] | .records] as $n | [$a.vcpus[] | .records] as $m |
 			([range(2) | $n[.] > $m[.]] | all) and .losses.invalid == 0' --argjson a "$first"; then
-		pass "status: records accepted from each vCPU, none invalid"
+		pass "status: callchains accepted from each vCPU, none invalid"
 	else
-		fail "status: records accepted from each vCPU, none invalid" \
+		fail "status: callchains accepted from each vCPU, none invalid" \
 			"first: $(jq -c '[.vcpus[] | {notices, records}]' <<<"$first"), last: $(jq -c '[.vcpus[] | {notices, records}], .losses' <<<"$doc" 2>/dev/null)"
 	fi
 else
@@ -191,7 +191,7 @@ expect_text "status text: enabled, both vCPUs registered, losses by reason" "$vm
 	"^ +0 +0x[0-9a-f]+/$buf_size +[1-9][0-9]* +[1-9][0-9]* +[1-9][0-9]* " \
 	"^ +1 +0x[0-9a-f]+/$buf_size +[1-9][0-9]* +[1-9][0-9]* +[1-9][0-9]* " \
 	'^  losses by reason \(VM totals\):$' '^    notice_ring_full +[0-9]+$' '^    slot_busy +[0-9]+$' \
-	'^  totals: samples [1-9][0-9]*, notices [1-9][0-9]*, records [1-9][0-9]*, nmis [0-9]+, lost [0-9]+$'
+	'^  totals: samples [1-9][0-9]*, notices [1-9][0-9]*, callchains [1-9][0-9]*, nmis [0-9]+, lost [0-9]+$'
 # The guest's loops would only slow L1's commands down from here.
 l2_do idle
 

@@ -78,7 +78,7 @@ expect_text "status text: never enabled" "$vm" -F \
 	"sampling:  not configured (never enabled)" \
 	"vCPUs:     2, 0 registered" \
 	"losses by reason (VM totals):" "notice_ring_full" "slot_busy" \
-	"totals: samples 0, notices 0, records 0, nmis 0, lost 0"
+	"totals: samples 0, notices 0, callchains 0, nmis 0, lost 0"
 expect_err "disable: not enabled" 1 "disable VM $vm:${holder_fds[0]} (kvm-vm-holder): pvprof is not enabled for it" -- disable "$vm"
 
 echo "== enable, reconfigure, disable"

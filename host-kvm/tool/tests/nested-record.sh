@@ -147,7 +147,7 @@ echo "== record a VM enabled before (the stream exists: the reader comes first)"
 run -- record -d 3 -o "$tmp/second.data" "$gpid"
 if [ "$rc" = 0 ]; then pass "record again"; else fail "record again" "exit $rc: ${err:0:300}"; fi
 report_of "report: the second recording" "$tmp/second.data"
-grep -E '^# (records|losses|sideband|samples shown|host counters)' "$tmp/report.txt" | sed 's/^# /measured: /'
+grep -E '^# (stream entries|losses|sideband|samples shown|host counters)' "$tmp/report.txt" | sed 's/^# /measured: /'
 check_py "sideband: one round of the guest's messages (KERNEL, KSYMS, PROCESS), none rejected" \
 	'assert r["sideband"] == 3 and r["rejected"] == 0, (r["sideband"], r["rejected"])'
 # The reader opens before ENABLE and the start snapshot follows ENABLE: what
@@ -224,7 +224,7 @@ for k, v in (("callchains", r["callchains"]), ("stream_records", r["stream_recor
              ("sideband", {"messages": r["sideband"]["messages"], "bytes": r["sideband"]["bytes"]}),
              ("duration_ns", r["recorded"]["duration_ns"])):
     assert s[k] == v, "%s: summary %r, recording %r" % (k, s[k], v)
-print("%d callchains, %d stream records, %d lost" % (s["callchains"], s["stream_records"], s["lost"]))
+print("%d callchains, %d stream entries, %d lost" % (s["callchains"], s["stream_records"], s["lost"]))
 EOF
 ); then
 		pass "$name ($why)"
@@ -307,9 +307,9 @@ else
 fi
 script -qec "$bin record -d 3 -o $tmp/tty.data $gpid" /dev/null </dev/null >"$tmp/tty.out" 2>&1
 rc=$?
-if [ "$rc" = 0 ] && grep -qE $'\r[0-9]+ s: [0-9]+ samples/s, [0-9]+ records, [0-9]+ losses' "$tmp/tty.out" &&
+if [ "$rc" = 0 ] && grep -qE $'\r[0-9]+ s: [0-9]+ samples/s, [0-9]+ entries, [0-9]+ losses' "$tmp/tty.out" &&
    grep -q '^recorded [0-9]* records' "$tmp/tty.out"; then
-	pass "progress line on a terminal (samples/s, records, losses), then the summary"
+	pass "progress line on a terminal (samples/s, stream entries, losses), then the summary"
 else
 	fail "progress line on a terminal" "exit $rc: $(tr '\r' '|' <"$tmp/tty.out" | head -c 300)"
 fi

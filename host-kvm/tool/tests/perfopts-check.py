@@ -147,7 +147,7 @@ def describe(rnd):
         off = rnd.randrange(0, SYM_SIZE)
         return Frame(base + off, name, False, dso, off)
 
-    # A record queued before record noted its start counts as at 0 s.
+    # An entry queued before record noted its start counts as at 0 s.
     samples = [make_sample(rnd, START_NS - 20000, procs, progs, libc, kframe, uframe)]
     # Samples exactly on the edges of windows asked for below: 0.5, 1 and
     # 1.2345 s; and on both sides of the edges of 10%, 20%, 25% and 50% of
@@ -581,7 +581,7 @@ def check_time(data, samples, end_ns):
           "Warning: --time 100,200 (100.000000000-200.000000000 s from the recording's start)"
           " matches no sample; its samples are from %d.%09d to %d.%09d s" % (
               first // NS, first % NS, last // NS, last % NS) in err, err)
-    check("--time: records queued before the start count as at 0 s",
+    check("--time: samples queued before the start count as at 0 s",
           any(s.time < START_NS for s in samples) and
           len(selected(samples, window=[(0, 0)])) ==
           json.loads(run("report", "-i", data, "-j", "--time", "0,0")[0])["samples"])

@@ -23,7 +23,7 @@
  *                            a callchain at host time TIME: NK kernel frames
  *                            then NU user frames, innermost first; USER 1 for
  *                            a sample taken in user mode
- *   loss TIME VCPU REASON COUNT   a LOSS record (VCPU 4294967295: none)
+ *   loss TIME VCPU REASON COUNT   a LOSS entry (VCPU 4294967295: none)
  *
  * Consecutive ksym and elfsym lines of one build-id are packed into as few
  * messages as fit.  Stream sections are cut at most every 56 KiB, as record
@@ -73,8 +73,8 @@ static void gen_sample(char **f, int nf)
 	g.time_ns = num(f[1]);
 	for (i = 0; i < nk + nu; i++)
 		frames[i] = num(f[8 + i]);
-	gen_record(&g, (uint32_t)num(f[3]), (uint32_t)num(f[4]),
-		   num(f[5]) ? PVPROF_REC_F_USER : 0, (uint32_t)nk, (uint32_t)nu, frames);
+	gen_chain(&g, (uint32_t)num(f[3]), (uint32_t)num(f[4]),
+		  num(f[5]) ? PVPROF_CHAIN_F_USER : 0, (uint32_t)nk, (uint32_t)nu, frames);
 	gen_callchain(&g, (uint32_t)num(f[2]), nk + nu ? frames[0] : 0, PVPROF_EVENT_CPU_CLOCK);
 }
 

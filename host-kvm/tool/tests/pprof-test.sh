@@ -241,7 +241,7 @@ if "$cc" -O2 -fomit-frame-pointer -pthread -o "$tmp/fx-dyn" "$here/unwind/fixtur
 	"$gen" "$tmp/chain.snap" "$tmp/chain.data" &&
 	"$gen" --kernel --copies 3 --republish "$tmp/qsort.snap" "$tmp/qsort.data"; then
 	pass "fixture: built, snapshots of chain and qsort, recordings"
-	# dwarf-report-gen's records: vCPU 0, pid and tid its PID (4321).
+	# dwarf-report-gen's callchains: vCPU 0, pid and tid its PID (4321).
 	agree "dwarf chain: pprof agrees with report and report --folded" chain.data <<'EOF2'
 fx_c 1 vm=4242,comm=fixture,pid=4321,tid=4321,vcpu=0
 EOF2

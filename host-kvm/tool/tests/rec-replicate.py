@@ -6,7 +6,7 @@ usage: rec-replicate.py (--copies N | --size BYTES) IN OUT
 
 OUT is IN with its samples N times over: IN's sections as they are (its
 whole stream once: HELLO, sideband, samples, losses), then its callchain
-records N - 1 more times, each copy's host times shifted past the one
+entries N - 1 more times, each copy's host times shifted past the one
 before, in STREAM sections of at most 64 KiB as record writes them; then
 IN's sections after the stream, and an END section that counts the new
 stream.  Only the samples repeat: the guest agent's sideband stays as the
@@ -49,7 +49,7 @@ def read_sections(data):
 
 
 def callchains(sections):
-    """The callchain records of the stream, with their host times."""
+    """The callchain entries of the stream, with their host times."""
     out = []
     for stype, payload in sections:
         if stype != SEC_STREAM:
@@ -58,7 +58,7 @@ def callchains(sections):
         while pos < len(payload):
             rtype, _, size, _, _, time_ns = STREAM_HDR.unpack_from(payload, pos)
             if size < STREAM_HDR.size or pos + size > len(payload):
-                sys.exit("rec-replicate: a malformed stream record")
+                sys.exit("rec-replicate: a malformed stream entry")
             if rtype == ST_CALLCHAIN:
                 out.append((time_ns, payload[pos:pos + size]))
             pos += size
@@ -96,7 +96,7 @@ def main():
     sections = read_sections(data)
     samples = callchains(sections)
     if not samples:
-        sys.exit("rec-replicate: the input holds no callchain record")
+        sys.exit("rec-replicate: the input holds no callchain entry")
     first = min(t for t, _ in samples)
     span = max(t for t, _ in samples) - first + 1000000
     sample_bytes = sum(len(r) for _, r in samples)
@@ -118,12 +118,12 @@ def main():
                 continue
             for copy in range(1, copies):
                 chunk = bytearray()
-                for time_ns, rec in samples:
-                    if len(chunk) + len(rec) > MAX_SECTION:
+                for time_ns, entry in samples:
+                    if len(chunk) + len(entry) > MAX_SECTION:
                         w.section(SEC_STREAM, bytes(chunk))
                         chunk = bytearray()
                     start = len(chunk)
-                    chunk += rec
+                    chunk += entry
                     struct.pack_into("<Q", chunk, start + 16, time_ns + copy * span)
                 if chunk:
                     w.section(SEC_STREAM, bytes(chunk))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Synthetic recordings for the tool's tests: stream records built with the
+ * Synthetic recordings for the tool's tests: stream entries built with the
  * core's encoders, as the host would write them, into a buffer that goes
  * into the recording as STREAM sections, one per read of the stream; the
  * sections around them as record writes them (host-kvm/tool/recording.c).
@@ -13,12 +13,12 @@
  *
  *	gen_open(), gen_start()			the file, HOST, VM, STATUS
  *	gen_hello(), gen_process(), gen_mmap(), gen_kernel(), gen_ksym(),
- *	gen_elfsym(), gen_message(), gen_record() + gen_callchain(),
- *	gen_loss()				stream records, in order
+ *	gen_elfsym(), gen_message(), gen_chain() + gen_callchain(),
+ *	gen_loss()				stream entries, in order
  *	gen_flush()				a STREAM section of what is buffered
  *	gen_end()				the last STREAM, STATUS, END
  *
- * A record that cannot be encoded is a bug in the generator: the
+ * An entry that cannot be encoded is a bug in the generator: the
  * functions print it and exit with status 2, as they do when a write
  * fails in the middle of the stream (gen_room()).  The section writers
  * return nonzero instead, for the test programs that count the failure.
@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "core/host.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/sideband.h"
 #include "core/stream.h"
 #include "host-kvm/tool/recording.h"
@@ -47,10 +47,10 @@ static const char *gen_prog = "recgen";
 struct gen {
 	uint8_t buf[GEN_BUF_SIZE];	/* the stream bytes of the next section */
 	uint32_t len;
-	uint64_t time_ns;		/* host time of the next record */
-	uint64_t seq;			/* of the last record */
+	uint64_t time_ns;		/* host time of the next entry */
+	uint64_t seq;			/* of the last callchain */
 	/*
-	 * Free bytes each record wants in @buf: before it, a full buffer
+	 * Free bytes each entry wants in @buf: before it, a full buffer
 	 * goes out as a section (gen_room()).  0: the caller cuts the
 	 * sections itself, with gen_flush().
 	 */
@@ -59,13 +59,13 @@ struct gen {
 	/*
 	 * Where everything went, when set: "section TYPE OFFSET SIZE" for
 	 * each section (its header's offset, its payload size) and "sample
-	 * END" for each callchain record (the offset of its last byte + 1).
+	 * END" for each callchain entry (the offset of its last byte + 1).
 	 */
 	FILE *layout;
 	uint32_t sample_ends[GEN_BUF_SIZE / sizeof(struct pvprof_st_callchain)];
 	uint32_t nr_sample_ends;
-	/* The record gen_record() builds. */
-	uint64_t rec[(PVPROF_STREAM_MAX_RECORD + 7) / 8];
+	/* The callchain gen_chain() builds. */
+	uint64_t chain[(PVPROF_STREAM_MAX_ENTRY + 7) / 8];
 	/* The symbol chunk being filled (gen_ksym(), gen_elfsym()). */
 	struct {
 		uint8_t msg[PVPROF_SIDEBAND_MAX_SIZE];
@@ -85,7 +85,7 @@ static inline void gen_die(const char *what)
 static inline void gen_put(struct gen *g, uint32_t n)
 {
 	if (!n)
-		gen_die("an encoder refused a record");
+		gen_die("an encoder refused an entry");
 	g->len += n;
 	g->time_ns += 1000000;
 }
@@ -154,7 +154,7 @@ static inline int gen_flush(struct gen *g)
 	return 0;
 }
 
-/* Before a record: the buffer goes out when fewer than g->room bytes are free. */
+/* Before an entry: the buffer goes out when fewer than g->room bytes are free. */
 static inline void gen_room(struct gen *g)
 {
 	if (g->room && g->len && sizeof(g->buf) - g->len < g->room && gen_flush(g))
@@ -225,7 +225,7 @@ static inline void gen_status_of(struct pvprof_ctl_status *ctl, struct pvprof_vc
 }
 
 /* ------------------------------------------------------------------ */
-/* Stream records                                                      */
+/* Stream entries                                                      */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -421,72 +421,72 @@ static inline void gen_elfsym(struct gen *g, uint8_t bid, uint64_t addr, uint64_
 }
 
 /*
- * The record gen_callchain() puts next: the next seq, taken at
+ * The callchain gen_callchain() puts next: the next seq, taken at
  * g->time_ns by process @pid's thread @tid (exec generation 1), @flags
- * (PVPROF_REC_F_*), @nr_kernel kernel then @nr_user user frames of
+ * (PVPROF_CHAIN_F_*), @nr_kernel kernel then @nr_user user frames of
  * @frames, innermost first.
  */
-static inline struct pvprof_record *gen_record(struct gen *g, uint32_t pid, uint32_t tid,
-					       uint32_t flags, uint32_t nr_kernel,
-					       uint32_t nr_user, const uint64_t *frames)
+static inline struct pvprof_callchain *gen_chain(struct gen *g, uint32_t pid, uint32_t tid,
+					      uint32_t flags, uint32_t nr_kernel,
+					      uint32_t nr_user, const uint64_t *frames)
 {
-	struct pvprof_record *rec = (struct pvprof_record *)g->rec;
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)g->chain;
 	uint32_t nr = nr_kernel + nr_user;
 
 	if (nr > PVPROF_MAX_DEPTH)
-		gen_die("more frames than a record holds");
-	memset(rec, 0, sizeof(*rec));
-	rec->seq = ++g->seq;
-	rec->time_ns = g->time_ns;
-	rec->pid = pid;
-	rec->tid = tid;
-	rec->exec_gen = 1;
-	rec->flags = flags;
-	rec->nr_kernel = (uint16_t)nr_kernel;
-	rec->nr_user = (uint16_t)nr_user;
+		gen_die("more frames than a callchain holds");
+	memset(chain, 0, sizeof(*chain));
+	chain->seq = ++g->seq;
+	chain->time_ns = g->time_ns;
+	chain->pid = pid;
+	chain->tid = tid;
+	chain->exec_gen = 1;
+	chain->flags = flags;
+	chain->nr_kernel = (uint16_t)nr_kernel;
+	chain->nr_user = (uint16_t)nr_user;
 	if (nr)
-		memcpy(pvprof_record_frames(rec), frames, 8U * nr);
-	rec->size = (uint16_t)pvprof_record_bytes(nr);
-	return rec;
+		memcpy(pvprof_callchain_frames(chain), frames, 8U * nr);
+	chain->size = (uint16_t)pvprof_callchain_bytes(nr);
+	return chain;
 }
 
 /*
- * Gives that record a user stack snapshot, as --call-graph dwarf does: the
+ * Gives that callchain a user stack snapshot, as --call-graph dwarf does: the
  * user registers @regs (PVPROF_UREG_*) and @size bytes of @stack.
  */
 static inline void gen_ustack(struct gen *g, const uint64_t *regs, const void *stack,
 			      uint32_t size)
 {
-	struct pvprof_record *rec = (struct pvprof_record *)g->rec;
-	struct pvprof_ustack *us = pvprof_record_ustack(rec);
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)g->chain;
+	struct pvprof_ustack *us = pvprof_callchain_ustack(chain);
 
 	if (size > PVPROF_USTACK_MAX)
-		gen_die("a stack snapshot larger than a record holds");
-	rec->flags |= PVPROF_REC_F_USTACK;
+		gen_die("a stack snapshot larger than a callchain holds");
+	chain->flags |= PVPROF_CHAIN_F_USTACK;
 	memcpy(us->regs, regs, sizeof(us->regs));
 	us->size = size;
 	us->reserved0 = 0;
 	memcpy(pvprof_ustack_data(us), stack, size);
 	memset(pvprof_ustack_data(us) + size, 0, ((size + 7U) & ~7U) - size);
-	rec->size = (uint16_t)pvprof_record_ustack_bytes(rec->nr_kernel + rec->nr_user, size);
+	chain->size = (uint16_t)pvprof_callchain_ustack_bytes(chain->nr_kernel + chain->nr_user, size);
 }
 
 /*
- * Puts that record as vCPU @vcpu's callchain, with the facts the host took
- * at the notice: the guest's RIP @ip, its CPL (3 for a record taken in
- * user mode), the event @event (PVPROF_EVENT_*).
+ * Puts that callchain as vCPU @vcpu's callchain entry, with the facts the
+ * host took at the notice: the guest's RIP @ip, its CPL (3 for a callchain
+ * taken in user mode), the event @event (PVPROF_EVENT_*).
  */
 static inline void gen_callchain(struct gen *g, uint32_t vcpu, uint64_t ip, uint8_t event)
 {
-	const struct pvprof_record *rec = (const struct pvprof_record *)g->rec;
+	const struct pvprof_callchain *chain = (const struct pvprof_callchain *)g->chain;
 	struct pvprof_notice_facts facts = { 0 };
 
 	facts.ip = ip;
-	facts.cpl = (rec->flags & PVPROF_REC_F_USER) ? 3 : 0;
+	facts.cpl = (chain->flags & PVPROF_CHAIN_F_USER) ? 3 : 0;
 	facts.event = event;
 	gen_room(g);
 	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len, vcpu,
-					   g->time_ns, &facts, rec));
+					   g->time_ns, &facts, chain));
 	if (g->nr_sample_ends < sizeof(g->sample_ends) / sizeof(g->sample_ends[0]))
 		g->sample_ends[g->nr_sample_ends++] = g->len;
 }

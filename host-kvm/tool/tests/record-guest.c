@@ -8,7 +8,7 @@
  * sampling become active (PVPROF_STATE_ACTIVE in its buffer) it publishes
  * through the sideband what the host tool needs to name it, as the guest
  * agent does: KERNEL, KSYMS with its own functions as kernel symbols, and
- * PROCESS pid 77 "rec-guest".  Its NMI
+ * PROCESS pid 77 "chain-guest".  Its NMI
  * handler answers every notice with a three-frame kernel callchain:
  * the interrupted IP, spin_outer and guest_code (in the kernel half).
  *
@@ -34,7 +34,7 @@ enum { STAGE_REGISTERED = 1, STAGE_ALIVE };
 #define BUF_GPA		0x300000ULL
 #define BUF_SIZE	(4 * PVPROF_PAGE_SIZE)
 #define GUEST_PID	77
-#define GUEST_COMM	"rec-guest"
+#define GUEST_COMM	"chain-guest"
 #define SPINS		(1U << 18)
 #define KADDR(p)	(PVPROF_KERNEL_HALF_START + (uint64_t)(uintptr_t)(p))
 
@@ -52,7 +52,7 @@ void spin_inner(void);
 static void guest_code(void);
 
 static void capture(void *ctx, const struct pvprof_notice *n,
-		    struct pvprof_record *rec, uint32_t max_frames)
+		    struct pvprof_callchain *chain, uint32_t max_frames)
 {
 	const struct ex_regs *regs = ctx;
 	const uint64_t frames[] = {
@@ -62,12 +62,12 @@ static void capture(void *ctx, const struct pvprof_notice *n,
 
 	(void)n;
 	for (i = 0; i < nr; i++)
-		pvprof_record_frames(rec)[i] = frames[i];
-	rec->nr_kernel = (uint16_t)nr;
-	rec->pid = GUEST_PID;
-	rec->tid = GUEST_PID;
-	rec->exec_gen = 1;
-	rec->flags = PVPROF_REC_F_KTHREAD;
+		pvprof_callchain_frames(chain)[i] = frames[i];
+	chain->nr_kernel = (uint16_t)nr;
+	chain->pid = GUEST_PID;
+	chain->tid = GUEST_PID;
+	chain->exec_gen = 1;
+	chain->flags = PVPROF_CHAIN_F_KTHREAD;
 }
 
 static void guest_nmi_handler(struct ex_regs *regs)

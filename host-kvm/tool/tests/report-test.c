@@ -10,7 +10,7 @@
  *
  * The golden recording has kernel-mode, user-mode, idle, empty, deepest
  * (120 frames) and hostile samples, losses, registrations, a sideband
- * message, an unknown record type and two stream sections.  A stand-in
+ * message, an unknown entry type and two stream sections.  A stand-in
  * resolver gives the hostile samples hostile names (markup, ';', control
  * bytes, spaces and parentheses, UTF-8, 400 bytes), so every writer's
  * escaping is compared byte for byte.  The reader tests cut the recording
@@ -58,7 +58,7 @@ struct sample {
 
 static void gen_sample(struct gen *g, const struct sample *s)
 {
-	gen_record(g, s->pid, s->tid, s->flags, s->nr_kernel, s->nr_user, s->frames);
+	gen_chain(g, s->pid, s->tid, s->flags, s->nr_kernel, s->nr_user, s->frames);
 	gen_callchain(g, s->vcpu, s->nr_kernel + s->nr_user ? s->frames[0] : K(0), 0);
 }
 
@@ -103,21 +103,21 @@ static const struct sample s_write = {	/* a write(2) from user code */
 	.frames = { K(1), K(2), K(3), U(1), U(2) },
 };
 static const struct sample s_user = {	/* user code computing */
-	.vcpu = 1, .pid = 100, .tid = 101, .flags = PVPROF_REC_F_USER,
+	.vcpu = 1, .pid = 100, .tid = 101, .flags = PVPROF_CHAIN_F_USER,
 	.nr_user = 3, .frames = { U(3), U(1), U(2) },
 };
 static const struct sample s_idle = {
-	.vcpu = 1, .pid = 0, .tid = 0, .flags = PVPROF_REC_F_KTHREAD,
+	.vcpu = 1, .pid = 0, .tid = 0, .flags = PVPROF_CHAIN_F_KTHREAD,
 	.nr_kernel = 2, .frames = { K(4), K(5) },
 };
 static const struct sample s_hostile = {
 	.vcpu = 0, .pid = 200, .tid = 200,
-	.flags = PVPROF_REC_F_SKEWED | PVPROF_REC_F_TRUNCATED,
+	.flags = PVPROF_CHAIN_F_SKEWED | PVPROF_CHAIN_F_TRUNCATED,
 	.nr_kernel = 2, .nr_user = 5,
 	.frames = { K(10), K(11), U(10), U(11), U(12), U(13), U(14) },
 };
 static const struct sample s_empty = {	/* answered without a stack */
-	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_REC_F_STALE,
+	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_CHAIN_F_STALE,
 };
 
 static void gen_deep(struct sample *s)
@@ -143,7 +143,7 @@ static void status_of(struct pvprof_ctl_status *ctl, struct pvprof_vcpu_status *
 
 	gen_status_of(ctl, v, 2, 16384);
 	for (i = 0; i < 2; i++)
-		v[i].samples = v[i].notices = v[i].records = v[i].nmis = samples;
+		v[i].samples = v[i].notices = v[i].callchains = v[i].nmis = samples;
 }
 
 static int write_golden(const char *path)
@@ -527,9 +527,9 @@ static void test_golden(const char *data_path)
 		return;
 	}
 	pass("golden: load the recording");
-	if (r.stream_records != 27 || !r.has_end || !r.start.present || !r.end_status.present)
-		fail("golden: reader counts", "%" PRIu64 " records, end %d",
-		     r.stream_records, r.has_end);
+	if (r.stream_entries != 27 || !r.has_end || !r.start.present || !r.end_status.present)
+		fail("golden: reader counts", "%" PRIu64 " entries, end %d",
+		     r.stream_entries, r.has_end);
 	else
 		pass("golden: reader counts");
 	if (profile_build_sink(&p, &r, &none, &fake,
@@ -695,7 +695,7 @@ static bool same_cut(const struct recording_cut *a, const struct recording_cut *
 {
 	return a->cut == b->cut && a->in_header == b->in_header && a->at == b->at &&
 	       a->section == b->section && a->type == b->type && a->size == b->size &&
-	       a->kept == b->kept && a->records_lost == b->records_lost;
+	       a->kept == b->kept && a->entries_lost == b->entries_lost;
 }
 
 /* The same cut read from a file: the window reader must agree with memory. */
@@ -715,7 +715,7 @@ static bool file_agrees(const uint8_t *data, size_t cut, const struct recording 
 		unlink(path);
 		return false;
 	}
-	same = r.stream_records == mem->stream_records &&
+	same = r.stream_entries == mem->stream_entries &&
 	       r.stream_bytes == mem->stream_bytes && r.has_end == mem->has_end &&
 	       same_cut(&r.cut, &mem->cut);
 	recording_free(&r);
@@ -724,14 +724,14 @@ static bool file_agrees(const uint8_t *data, size_t cut, const struct recording 
 }
 
 /*
- * Every cut past the file header is read up to its last whole record: the
- * records read never decrease as the cut moves on, and what the reader
+ * Every cut past the file header is read up to its last whole entry: the
+ * entries read never decrease as the cut moves on, and what the reader
  * says of the cut stays within the bytes it was given.
  */
 static void test_truncation(const uint8_t *data, size_t len)
 {
 	const size_t header = sizeof(struct pvprof_data_header);
-	uint64_t last_records = 0;
+	uint64_t last_entries = 0;
 	size_t cut, bad = 0, at = 0, file_bad = 0;
 	char err[512], why[600] = "";
 	uint8_t *copy;
@@ -748,14 +748,14 @@ static void test_truncation(const uint8_t *data, size_t len)
 			if (!ok)
 				snprintf(why, sizeof(why), "refused: %s", err);
 		} else {
-			ok = cut >= header && !r.has_end && r.stream_records >= last_records &&
+			ok = cut >= header && !r.has_end && r.stream_entries >= last_entries &&
 			     (!r.cut.cut || (r.cut.at == cut && r.cut.kept <= cut &&
 					     r.cut.section <= r.cut.kept));
 			if (!ok)
-				snprintf(why, sizeof(why), "%" PRIu64 " records after %" PRIu64
-					 ", cut %d at %" PRIu64 " kept %" PRIu64, r.stream_records,
-					 last_records, r.cut.cut, r.cut.at, r.cut.kept);
-			last_records = r.stream_records;
+				snprintf(why, sizeof(why), "%" PRIu64 " entries after %" PRIu64
+					 ", cut %d at %" PRIu64 " kept %" PRIu64, r.stream_entries,
+					 last_entries, r.cut.cut, r.cut.at, r.cut.kept);
+			last_entries = r.stream_entries;
 			/* Every 16th cut, and each one in the first sections. */
 			if ((cut % 16 == 0 || cut < 1024) && !file_agrees(data, cut, &r))
 				file_bad++;
@@ -770,7 +770,7 @@ static void test_truncation(const uint8_t *data, size_t len)
 	if (bad)
 		fail("reader: every truncation", "%zu cuts misjudged, e.g. at %zu: %s", bad, at, why);
 	else
-		pass("reader: every truncation read up to its last whole record");
+		pass("reader: every truncation read up to its last whole entry");
 	if (file_bad)
 		fail("reader: truncations read from a file", "%zu disagree with memory", file_bad);
 	else
@@ -819,9 +819,9 @@ static void test_damage(const uint8_t *data, size_t len)
 	DAMAGE("STATUS moment", "unknown moment", put_u32(b + status_sec + 16, 9));
 	DAMAGE("stream without HELLO", "does not start with HELLO",
 	       memcpy(b + stream, data + stream + 40, 40));
-	DAMAGE("stream record size", "malformed stream record", put_u32(b + stream + 4, 12));
+	DAMAGE("stream entry size", "malformed stream entry", put_u32(b + stream + 4, 12));
 	DAMAGE("stream reserved field", "reserved_nonzero", put_u32(b + stream + 12, 1));
-	DAMAGE("stream record past its section", "cut by the end of its section",
+	DAMAGE("stream entry past its section", "cut by the end of its section",
 	       put_u32(b + stream + 4, 8192));
 	DAMAGE("second HELLO", "second stream HELLO",
 	       memcpy(b + stream + 40, data + stream, 40));
@@ -973,16 +973,16 @@ static void test_late_symbols(const char *dir)
 
 static const struct sample s_fp_cut = {	/* the second user frame is garbage */
 	.vcpu = 0, .pid = 100, .tid = 100,
-	.flags = PVPROF_REC_F_USER | PVPROF_REC_F_TRUNCATED,
+	.flags = PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_TRUNCATED,
 	.nr_user = 4, .frames = { U(3), FP_GARBAGE, U(2), U(1) },
 };
 static const struct sample s_fp_inside = {	/* every frame in the mapping */
-	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_REC_F_USER,
+	.vcpu = 0, .pid = 100, .tid = 100, .flags = PVPROF_CHAIN_F_USER,
 	.nr_user = 3, .frames = { U(3), U(1), U(2) },
 };
 static const struct sample s_fp_nomaps = {	/* an image without mappings */
 	.vcpu = 0, .pid = 300, .tid = 300,
-	.flags = PVPROF_REC_F_USER | PVPROF_REC_F_TRUNCATED,
+	.flags = PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_TRUNCATED,
 	.nr_user = 3, .frames = { U(3), FP_GARBAGE, U(2) },
 };
 static const struct sample s_kernel_outside = {	/* kernel frames kallsyms does not name */
@@ -1000,7 +1000,7 @@ static int write_fp_honest(const char *path)
 
 	g.time_ns = 1000ULL * 1000000000ULL;
 	gen_deep(&deep);		/* pid 300, 120 frames: the depth limit */
-	deep.flags = PVPROF_REC_F_TRUNCATED;
+	deep.flags = PVPROF_CHAIN_F_TRUNCATED;
 	if (gen_open(&g, path) || gen_start(&g, &host, &vm, NULL, NULL, 0))
 		return -1;
 	gen_hello(&g, 2, 0);

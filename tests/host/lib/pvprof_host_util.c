@@ -11,7 +11,7 @@
 
 #include "pvprof_host_util.h"
 #include "core/host.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "core/stream.h"
 
 int pvprof_ctl(struct kvm_vm *vm, unsigned long cmd, void *arg)
@@ -87,9 +87,9 @@ void pvprof_print_books(const char *label, const struct pvprof_vcpu_status *vs)
 				 pvprof_loss_name(r),
 				 (unsigned long long)vs->losses[r]);
 	}
-	fprintf(stderr, "# measured: %s: samples %llu, notices %llu, records %llu, nmis %llu; losses:%s\n",
+	fprintf(stderr, "# measured: %s: samples %llu, notices %llu, callchains %llu, nmis %llu; losses:%s\n",
 		label, (unsigned long long)vs->samples,
-		(unsigned long long)vs->notices, (unsigned long long)vs->records,
+		(unsigned long long)vs->notices, (unsigned long long)vs->callchains,
 		(unsigned long long)vs->nmis, used ? losses : " none");
 }
 
@@ -100,10 +100,10 @@ void pvprof_assert_books(const struct pvprof_vcpu_status *vs, const char *when)
 		    "%s: samples %llu != notices %llu + sample losses %llu", when,
 		    (unsigned long long)vs->samples, (unsigned long long)vs->notices,
 		    (unsigned long long)pvprof_sample_losses(vs));
-	TEST_ASSERT(vs->notices == vs->records + pvprof_notice_losses(vs),
-		    "%s: notices %llu != records %llu + stale/invalid/unanswered %llu",
+	TEST_ASSERT(vs->notices == vs->callchains + pvprof_notice_losses(vs),
+		    "%s: notices %llu != callchains %llu + stale/invalid/unanswered %llu",
 		    when, (unsigned long long)vs->notices,
-		    (unsigned long long)vs->records,
+		    (unsigned long long)vs->callchains,
 		    (unsigned long long)pvprof_notice_losses(vs));
 }
 
@@ -117,15 +117,15 @@ int pvprof_stream_open(struct kvm_vm *vm)
 	return fd;
 }
 
-/* The queued copy must pass the record rules the host applied (9.3). */
+/* The queued copy must pass the callchain rules the host applied (9.3). */
 static void check_callchain(struct pvprof_stream_counts *c,
 			    const struct pvprof_st_view *v)
 {
-	static uint64_t copy[PVPROF_STREAM_MAX_RECORD / 8];
-	struct pvprof_record *rec = (struct pvprof_record *)copy;
+	static uint64_t copy[PVPROF_STREAM_MAX_ENTRY / 8];
+	struct pvprof_callchain *chain = (struct pvprof_callchain *)copy;
 	uint32_t vcpu = v->hdr.vcpu_id;
 	/* Any snapshot the host may ask for: the size asked is the test's. */
-	struct pvprof_record_limits lim = {
+	struct pvprof_callchain_limits lim = {
 		.max_depth = PVPROF_MAX_DEPTH,
 		.ustack_size = PVPROF_USTACK_MAX,
 		.notice_head = UINT64_MAX,
@@ -137,21 +137,21 @@ static void check_callchain(struct pvprof_stream_counts *c,
 	TEST_ASSERT(v->nr_frames <= PVPROF_MAX_DEPTH,
 		    "callchain with %u frames", v->nr_frames);
 	memset(copy, 0, sizeof(copy));
-	memcpy(copy, v->raw + sizeof(struct pvprof_st_callchain) - sizeof(*rec),
-	       v->u.callchain.rec.size);
-	why = pvprof_record_validate(copy, sizeof(copy), &lim);
+	memcpy(copy, v->raw + sizeof(struct pvprof_st_callchain) - sizeof(*chain),
+	       v->u.callchain.chain.size);
+	why = pvprof_callchain_validate(copy, sizeof(copy), &lim);
 	TEST_ASSERT(why == PVPROF_REJ_NONE,
 		    "the stream holds a callchain (seq %llu) the validator rejects: %s",
-		    (unsigned long long)rec->seq, pvprof_reject_name(why));
-	TEST_ASSERT(!(rec->flags & PVPROF_REC_F_STALE), "stale record in the stream");
-	c->last_seq = rec->seq;
-	c->vcpu_last_seq[vcpu] = rec->seq;
+		    (unsigned long long)chain->seq, pvprof_reject_name(why));
+	TEST_ASSERT(!(chain->flags & PVPROF_CHAIN_F_STALE), "stale callchain in the stream");
+	c->last_seq = chain->seq;
+	c->vcpu_last_seq[vcpu] = chain->seq;
 	c->vcpu_callchains[vcpu]++;
 	if (c->on_callchain)
 		c->on_callchain(c->arg, v);
 }
 
-static void count_record(struct pvprof_stream_counts *c,
+static void count_entry(struct pvprof_stream_counts *c,
 			 const struct pvprof_st_view *v)
 {
 	switch (v->hdr.type) {
@@ -214,9 +214,9 @@ void pvprof_stream_read(int fd, struct pvprof_stream_counts *c, bool until_eof)
 		}
 		pvprof_st_iter_init(&it, buf, n);
 		if (c->hello)
-			it.records = 1;	/* HELLO came in an earlier read */
+			it.entries = 1;	/* HELLO came in an earlier read */
 		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK)
-			count_record(c, &v);
+			count_entry(c, &v);
 		TEST_ASSERT(st == PVPROF_ST_END, "stream framing: %s",
 			    pvprof_st_status_name(st));
 	}

@@ -8,10 +8,10 @@ usage: realrec.py cut --tool KVM_PVPROF --functions FILE [options] IN OUT
 
 cut: OUT keeps, of IN (a recording of
 tests/unwind/workload.c made by `make check-unwind`), a few callchain
-records of each hot leaf whose snapshot `kvm-pvprof script` unwinds to the
+entries of each hot leaf whose snapshot `kvm-pvprof script` unwinds to the
 chain the construction gives (tests/unwind/chains.py), and what they
 need: HOST, VM and STATUS as they were, the stream's HELLO and VCPU
-records, and of the sideband the KERNEL message (kernel frames are then
+entries, and of the sideband the KERNEL message (kernel frames are then
 named [kernel.kallsyms]+offset: the kernel's 870 KB of symbols stay out)
 and, for the sampled process images (and the images they were forked
 from), their PROCESS, MMAP and EXIT messages and the ELF_SYMS and UNWIND
@@ -59,14 +59,14 @@ rr = load("rec_replicate", os.path.join(HERE, "..", "rec-replicate.py"))
 SEC_STREAM, SEC_END = 4, 5
 ST_HELLO, ST_CALLCHAIN, ST_VCPU, ST_SIDEBAND = 1, 2, 4, 5
 SB_KERNEL, SB_PROCESS, SB_MMAP, SB_ELF_SYMS, SB_EXIT, SB_UNWIND = 1, 4, 5, 6, 7, 9
-REC_F_USER, REC_F_USTACK = 1 << 0, 1 << 6
+CHAIN_F_USER, CHAIN_F_USTACK = 1 << 0, 1 << 6
 PROC_F_FORK = 1 << 0
 
 # struct pvprof_st_callchain: the stream header (24), notice_ip, guest_tsc,
-# notice_cpl, event, reserved0, reserved1, then struct pvprof_record.
-REC_OFF = 48
-RECORD = struct.Struct("<QQIIIIHHHH")
-FRAMES_OFF = REC_OFF + RECORD.size
+# notice_cpl, event, reserved0, reserved1, then struct pvprof_callchain.
+CHAIN_OFF = 48
+CHAIN = struct.Struct("<QQIIIIHHHH")
+FRAMES_OFF = CHAIN_OFF + CHAIN.size
 USTACK = struct.Struct("<8QII")
 UREG_IP, UREG_SP = 0, 1
 SB_HDR = struct.Struct("<HHIQ")
@@ -88,12 +88,12 @@ def write_file(path, data):
 
 
 class Recording:
-    """A recording as its sections, the stream as its records, in order."""
+    """A recording as its sections, the stream as its entries, in order."""
 
     def __init__(self, data):
         self.header = data[:rr.HEADER.size]
         self.before, self.after = [], []
-        self.records = []
+        self.entries = []
         self.end = None
         seen_stream = False
         for stype, payload in rr.read_sections(data):
@@ -102,7 +102,7 @@ class Recording:
                 pos = 0
                 while pos < len(payload):
                     size = rr.STREAM_HDR.unpack_from(payload, pos)[2]
-                    self.records.append(bytearray(payload[pos:pos + size]))
+                    self.entries.append(bytearray(payload[pos:pos + size]))
                     pos += size
             elif stype == SEC_END:
                 self.end = payload
@@ -111,19 +111,19 @@ class Recording:
             else:
                 self.before.append((stype, payload))
 
-    def write(self, records):
-        """The file with RECORDS as its stream, END counting it."""
+    def write(self, entries):
+        """The file with ENTRIES as its stream, END counting it."""
         buf = io.BytesIO()
         buf.write(self.header)
         w = rr.Writer(buf)
         for stype, payload in self.before:
             w.section(stype, payload)
         chunk = bytearray()
-        for rec in records:
-            if len(chunk) + len(rec) > rr.MAX_SECTION:
+        for entry in entries:
+            if len(chunk) + len(entry) > rr.MAX_SECTION:
                 w.section(SEC_STREAM, bytes(chunk))
                 chunk = bytearray()
-            chunk.extend(rec)
+            chunk.extend(entry)
         if chunk:
             w.section(SEC_STREAM, bytes(chunk))
         for stype, payload in self.after:
@@ -136,50 +136,50 @@ class Recording:
         return buf.getvalue()
 
 
-def rtype(rec):
-    return struct.unpack_from("<H", rec, 0)[0]
+def rtype(entry):
+    return struct.unpack_from("<H", entry, 0)[0]
 
 
-def sb_type(rec):
-    return SB_HDR.unpack_from(rec, SB_OFF)[0]
+def sb_type(entry):
+    return SB_HDR.unpack_from(entry, SB_OFF)[0]
 
 
-def build_id(rec, off):
-    n = rec[off]
-    return bytes(rec[off + 8:off + 8 + min(n, 32)])
+def build_id(entry, off):
+    n = entry[off]
+    return bytes(entry[off + 8:off + 8 + min(n, 32)])
 
 
 class Callchain:
-    """Views of a CALLCHAIN stream record's fields."""
+    """Views of a CALLCHAIN stream entry's fields."""
 
-    def __init__(self, rec):
-        self.rec = rec
+    def __init__(self, entry):
+        self.entry = entry
         (_, _, self.pid, self.tid, self.exec_gen, self.flags, self.size,
-         self.nr_kernel, self.nr_user, _) = RECORD.unpack_from(rec, REC_OFF)
+         self.nr_kernel, self.nr_user, _) = CHAIN.unpack_from(entry, CHAIN_OFF)
         self.nr = self.nr_kernel + self.nr_user
         self.ustack_off = FRAMES_OFF + 8 * self.nr
-        self.has_ustack = bool(self.flags & REC_F_USTACK)
+        self.has_ustack = bool(self.flags & CHAIN_F_USTACK)
         if self.has_ustack:
-            fields = USTACK.unpack_from(rec, self.ustack_off)
+            fields = USTACK.unpack_from(entry, self.ustack_off)
             self.regs = list(fields[:8])
             self.stack_size = fields[8]
             self.data_off = self.ustack_off + USTACK.size
 
     def stack(self):
-        return bytes(self.rec[self.data_off:self.data_off + self.stack_size])
+        return bytes(self.entry[self.data_off:self.data_off + self.stack_size])
 
 
-def callchain_with(rec, stack=None, regs=None):
-    """REC with its snapshot's bytes and/or registers replaced."""
-    c = Callchain(rec)
+def callchain_with(entry, stack=None, regs=None):
+    """ENTRY with its snapshot's bytes and/or registers replaced."""
+    c = Callchain(entry)
     stack = c.stack() if stack is None else stack
     regs = c.regs if regs is None else regs
-    body = bytearray(rec[:c.ustack_off])
+    body = bytearray(entry[:c.ustack_off])
     body += USTACK.pack(*regs, len(stack), 0)
     body += stack + bytes(align8(len(stack)) - len(stack))
-    rec_size = len(body) - REC_OFF
+    chain_size = len(body) - CHAIN_OFF
     struct.pack_into("<I", body, 4, len(body))
-    struct.pack_into("<H", body, REC_OFF + 32, rec_size)
+    struct.pack_into("<H", body, CHAIN_OFF + 32, chain_size)
     return body
 
 
@@ -225,33 +225,33 @@ def fold(frames, dso, functions):
     return ";".join(tokens) or "-"
 
 
-def needed_sideband(records, images):
-    """Indices of the sideband records that IMAGES, (pid, exec_gen), need."""
+def needed_sideband(entries, images):
+    """Indices of the sideband entries that IMAGES, (pid, exec_gen), need."""
     # A forked image starts with its parent's mappings: follow them up.
     todo, images = list(images), set(images)
     while todo:
         pid, gen = todo.pop()
-        for rec in records:
-            if rtype(rec) == ST_SIDEBAND and sb_type(rec) == SB_PROCESS:
-                p, g, parent, flags = struct.unpack_from("<IIII", rec, SB_OFF + 16)
+        for entry in entries:
+            if rtype(entry) == ST_SIDEBAND and sb_type(entry) == SB_PROCESS:
+                p, g, parent, flags = struct.unpack_from("<IIII", entry, SB_OFF + 16)
                 if (p, g) == (pid, gen) and flags & PROC_F_FORK and (parent, g) not in images:
                     images.add((parent, g))
                     todo.append((parent, g))
     ids, keep = set(), []
-    for i, rec in enumerate(records):
-        if rtype(rec) != ST_SIDEBAND:
+    for i, entry in enumerate(entries):
+        if rtype(entry) != ST_SIDEBAND:
             continue
-        t = sb_type(rec)
+        t = sb_type(entry)
         if t in (SB_PROCESS, SB_MMAP, SB_EXIT):
-            if struct.unpack_from("<II", rec, SB_OFF + 16) in images:
+            if struct.unpack_from("<II", entry, SB_OFF + 16) in images:
                 keep.append(i)
                 if t == SB_MMAP:
-                    ids.add(build_id(rec, SB_OFF + 56))
+                    ids.add(build_id(entry, SB_OFF + 56))
         elif t == SB_KERNEL:
             keep.append(i)
-    for i, rec in enumerate(records):
-        if rtype(rec) == ST_SIDEBAND and sb_type(rec) in (SB_ELF_SYMS, SB_UNWIND) \
-                and build_id(rec, SB_OFF + 16) in ids:
+    for i, entry in enumerate(entries):
+        if rtype(entry) == ST_SIDEBAND and sb_type(entry) in (SB_ELF_SYMS, SB_UNWIND) \
+                and build_id(entry, SB_OFF + 16) in ids:
             keep.append(i)
     return sorted(set(keep))
 
@@ -272,12 +272,12 @@ def cut(args):
     with open(args.functions, encoding="utf-8") as f:
         functions = set(f.read().split())
     data = read_file(args.input)
-    rec = Recording(data)
-    head = [i for i, r in enumerate(rec.records) if rtype(r) in (ST_HELLO, ST_VCPU)]
-    calls = [i for i, r in enumerate(rec.records) if rtype(r) == ST_CALLCHAIN]
+    recording = Recording(data)
+    head = [i for i, r in enumerate(recording.entries) if rtype(r) in (ST_HELLO, ST_VCPU)]
+    calls = [i for i, r in enumerate(recording.entries) if rtype(r) == ST_CALLCHAIN]
     samples = run_script(args.tool, data)
     if len(samples) != len(calls):
-        sys.exit("realrec: script printed %d samples for %d callchain records" %
+        sys.exit("realrec: script printed %d samples for %d callchain entries" %
                  (len(samples), len(calls)))
 
     # The candidates: the workload's samples with a snapshot whose chain is
@@ -288,10 +288,10 @@ def cut(args):
             wanted[chain] = leaf
     cands = collections.defaultdict(list)
     for i, (hdr, frames) in zip(calls, samples):
-        c = Callchain(rec.records[i])
+        c = Callchain(recording.entries[i])
         chain = fold(frames, args.dso, functions)
         if hdr[0] == args.comm and c.has_ustack and chain in wanted:
-            mode = "user" if c.flags & REC_F_USER else "kernel"
+            mode = "user" if c.flags & CHAIN_F_USER else "kernel"
             cands[(chain, mode)].append((i, frames))
     chosen = []
     for chain, leaf in wanted.items():
@@ -303,27 +303,27 @@ def cut(args):
         sys.exit("realrec: no sample of %s carries an expected chain" % args.comm)
     images = set()
     for i, *_ in chosen:
-        c = Callchain(rec.records[i])
+        c = Callchain(recording.entries[i])
         images.add((c.pid, c.exec_gen))
-    context = head + needed_sideband(rec.records, images)
+    context = head + needed_sideband(recording.entries, images)
 
-    # The records kept, in IN's order: a sample sees the sideband that came
+    # The entries kept, in IN's order: a sample sees the sideband that came
     # before it, as in IN.
     def stream(samples_at):
-        order = sorted([(i, 0, rec.records[i]) for i in context] +
+        order = sorted([(i, 0, recording.entries[i]) for i in context] +
                        [(i, 1 + k, r) for k, (i, r) in enumerate(samples_at)])
         return [r for _, _, r in order]
 
     kept = []
     for i, leaf, chain, mode, frames in chosen:
-        c = Callchain(rec.records[i])
+        c = Callchain(recording.entries[i])
         whole = c.stack()
         sizes = list(range(0, len(whole), 8)) + [len(whole)]
-        probe = [(i, callchain_with(rec.records[i], whole[:s])) for s in sizes]
-        got = run_script(args.tool, rec.write(stream(probe)))
+        probe = [(i, callchain_with(recording.entries[i], whole[:s])) for s in sizes]
+        got = run_script(args.tool, recording.write(stream(probe)))
         want = frames_key(frames)
         if frames_key(got[-1][1]) != want:
-            sys.exit("realrec: record %d unwinds differently alone than in %s" %
+            sys.exit("realrec: stream entry %d unwinds differently alone than in %s" %
                      (i, args.input))
         need = len(whole)
         for s, (_, fr) in reversed(list(zip(sizes, got))):
@@ -332,9 +332,9 @@ def cut(args):
             need = s
         size = min(len(whole), need + args.margin)
         kept.append((i, leaf, chain, mode, len(whole), need, size,
-                     callchain_with(rec.records[i], whole[:size]), frames))
+                     callchain_with(recording.entries[i], whole[:size]), frames))
 
-    out = rec.write(stream([(k[0], k[7]) for k in kept]))
+    out = recording.write(stream([(k[0], k[7]) for k in kept]))
     got = run_script(args.tool, out)
     if [frames_key(fr) for _, fr in got] != [frames_key(k[8]) for k in kept]:
         sys.exit("realrec: the cut recording unwinds differently from %s" % args.input)
@@ -357,36 +357,36 @@ def cut(args):
 
 # The hostile variants: each takes the recording and changes one thing.
 
-def each_callchain(rec, fn):
-    for j, r in enumerate(rec.records):
+def each_callchain(recording, fn):
+    for j, r in enumerate(recording.entries):
         if rtype(r) == ST_CALLCHAIN and Callchain(r).has_ustack:
-            rec.records[j] = fn(r)
+            recording.entries[j] = fn(r)
 
 
 def v_size(n):
-    def apply(rec):
-        each_callchain(rec, lambda r: callchain_with(r, Callchain(r).stack()[:n]))
+    def apply(recording):
+        each_callchain(recording, lambda r: callchain_with(r, Callchain(r).stack()[:n]))
     return apply
 
 
 def v_sp(fn):
-    def apply(rec):
+    def apply(recording):
         def one(r):
             regs = Callchain(r).regs
             regs[UREG_SP] = fn(regs[UREG_SP]) & (2**64 - 1)
             return callchain_with(r, regs=regs)
-        each_callchain(rec, one)
+        each_callchain(recording, one)
     return apply
 
 
-def v_self_return(rec):
+def v_self_return(recording):
     # Every word of the stack is the sampled IP: each return address found
     # leads back into the frame just left.  8 KiB of them, the size record
     # asks for by default: enough words for the depth cap to end the walks
     # (a frame takes a word or more), not the end of the bytes.
     def one(r):
         return callchain_with(r, struct.pack("<Q", Callchain(r).regs[UREG_IP]) * 1024)
-    each_callchain(rec, one)
+    each_callchain(recording, one)
 
 
 def uleb(buf, pos):
@@ -400,10 +400,10 @@ def uleb(buf, pos):
             return value, pos
 
 
-def elf_symbols(rec):
+def elf_symbols(recording):
     """{build-id: {name: ELF address}} from the ELF_SYMS messages."""
     out = collections.defaultdict(dict)
-    for r in rec.records:
+    for r in recording.entries:
         if rtype(r) != ST_SIDEBAND or sb_type(r) != SB_ELF_SYMS:
             continue
         end = SB_OFF + SB_HDR.unpack_from(r, SB_OFF)[2]
@@ -422,11 +422,11 @@ def elf_symbols(rec):
     return out
 
 
-def runtime_addresses(rec, name):
+def runtime_addresses(recording, name):
     """Where each process image maps the function NAME."""
-    syms = elf_symbols(rec)
+    syms = elf_symbols(recording)
     found = set()
-    for r in rec.records:
+    for r in recording.entries:
         if rtype(r) == ST_SIDEBAND and sb_type(r) == SB_MMAP:
             start, length, _, vaddr = struct.unpack_from("<QQQQ", r, SB_OFF + 24)
             value = syms.get(build_id(r, SB_OFF + 56), {}).get(name)
@@ -435,13 +435,13 @@ def runtime_addresses(rec, name):
     return found
 
 
-def v_sigframe_loop(rec):
+def v_sigframe_loop(recording):
     # A handler returns into __restore_rt, on the kernel's signal frame:
     # the word after that return address starts the ucontext, whose saved
     # rsp (uc_mcontext's 16th register, 160 bytes in) is where glibc's CFI
     # for __restore_rt finds the interrupted code's stack.  Pointed back at
     # the sample's own stack pointer, it makes the walk go down the stack.
-    restorers = runtime_addresses(rec, "__restore_rt")
+    restorers = runtime_addresses(recording, "__restore_rt")
     if not restorers:
         sys.exit("realrec: no __restore_rt in the ELF symbols")
 
@@ -453,11 +453,11 @@ def v_sigframe_loop(rec):
                 struct.pack_into("<Q", stack, off + 8 + 160, c.regs[UREG_SP])
                 return callchain_with(r, bytes(stack))
         return r
-    each_callchain(rec, one)
+    each_callchain(recording, one)
 
 
-def unwind_records(rec):
-    return [j for j, r in enumerate(rec.records)
+def unwind_entries(recording):
+    return [j for j, r in enumerate(recording.entries)
             if rtype(r) == ST_SIDEBAND and sb_type(r) == SB_UNWIND]
 
 
@@ -465,10 +465,10 @@ UNWIND_DATA = SB_OFF + 80
 
 
 def v_tables(how):
-    def apply(rec):
+    def apply(recording):
         rng = random.Random(2405)
-        for j in unwind_records(rec):
-            r = rec.records[j]
+        for j in unwind_entries(recording):
+            r = recording.entries[j]
             n = SB_HDR.unpack_from(r, SB_OFF)[2] - 80
             part = r[UNWIND_DATA:UNWIND_DATA + n]
             if how == "zero":
@@ -479,20 +479,20 @@ def v_tables(how):
                 part = bytes(b ^ 0xff for b in part)
             r[UNWIND_DATA:UNWIND_DATA + n] = part
         if how == "none":
-            gone = set(unwind_records(rec))
-            rec.records = [r for j, r in enumerate(rec.records) if j not in gone]
+            gone = set(unwind_entries(recording))
+            recording.entries = [r for j, r in enumerate(recording.entries) if j not in gone]
         if how == "lost-part":
             # A section's second part never arrived (the agent's rate limit).
-            gone = [j for j in unwind_records(rec)
-                    if struct.unpack_from("<I", rec.records[j], SB_OFF + 68)[0] != 0]
+            gone = [j for j in unwind_entries(recording)
+                    if struct.unpack_from("<I", recording.entries[j], SB_OFF + 68)[0] != 0]
             seen, drop = set(), set()
             for j in gone:
-                r = rec.records[j]
+                r = recording.entries[j]
                 key = (build_id(r, SB_OFF + 16), struct.unpack_from("<H", r, SB_OFF + 72)[0])
                 if key not in seen:
                     seen.add(key)
                     drop.add(j)
-            rec.records = [r for j, r in enumerate(rec.records) if j not in drop]
+            recording.entries = [r for j, r in enumerate(recording.entries) if j not in drop]
     return apply
 
 
@@ -514,9 +514,9 @@ VARIANTS = {
 
 
 def variant(args):
-    rec = Recording(read_file(args.input))
-    VARIANTS[args.name](rec)
-    write_file(args.output, rec.write(rec.records))
+    recording = Recording(read_file(args.input))
+    VARIANTS[args.name](recording)
+    write_file(args.output, recording.write(recording.entries))
 
 
 def main():

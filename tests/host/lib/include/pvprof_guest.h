@@ -11,7 +11,7 @@
 
 #include "abi/pvprof.h"
 #include "core/pvprof_core.h"
-#include "core/record.h"
+#include "core/callchain.h"
 #include "processor.h"
 
 #define KVM_CPUID_SIGNATURE	0x40000000
@@ -60,15 +60,15 @@ static inline bool guest_has_kvm_signature(void)
  * NMI's struct ex_regs.
  */
 static inline void pvprof_guest_capture_rip(void *ctx, const struct pvprof_notice *n,
-					    struct pvprof_record *rec, uint32_t max_frames)
+					    struct pvprof_callchain *chain, uint32_t max_frames)
 {
 	const struct ex_regs *regs = ctx;
 
 	(void)n;
 	(void)max_frames;
-	pvprof_record_frames(rec)[0] = PVPROF_KERNEL_HALF_START + regs->rip;
-	rec->nr_kernel = 1;
-	rec->flags = PVPROF_REC_F_KTHREAD;
+	pvprof_callchain_frames(chain)[0] = PVPROF_KERNEL_HALF_START + regs->rip;
+	chain->nr_kernel = 1;
+	chain->flags = PVPROF_CHAIN_F_KTHREAD;
 }
 
 #endif

@@ -31,7 +31,7 @@ uint64_t pvprof_notice_losses(const struct pvprof_vcpu_status *vs);
 /*
  * The books of a quiescent vCPU (no registration, no pending sample):
  *   samples == notices + sample-level losses
- *   notices == records + stale + invalid + unanswered
+ *   notices == callchains + stale + invalid + unanswered
  */
 void pvprof_assert_books(const struct pvprof_vcpu_status *vs, const char *when);
 
@@ -43,7 +43,7 @@ int pvprof_stream_open(struct kvm_vm *vm);
 
 /*
  * What a stream reader saw. Every callchain is checked as it is read:
- * the record's own validation rules hold for the copy the host queued
+ * the callchain's own validation rules hold for the copy the host queued
  * (depth, size, canonical frames), and seq grows per registration.
  */
 struct pvprof_stream_counts {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The host's record validator: every rule broken by one malformed record,
- * rejected with its own reason and counted.
+ * The host's callchain validator: every rule broken by one malformed
+ * callchain, rejected with its own reason and counted.
  */
 #include "runner.h"
 #include "test_util.h"
@@ -38,18 +38,18 @@ static void setup(__u32 max_depth)
 
 static void expect(void *slot, __u32 len, enum pvprof_reject want)
 {
-	struct pvprof_record_limits lim = {
+	struct pvprof_callchain_limits lim = {
 		.max_depth = ring.max_depth,
 		.ustack_size = ring.ustack_size,
 		.answered_seq = ring.resolved_seq,
 		.notice_head = ring.notice_head,
 	};
-	enum pvprof_reject got = pvprof_record_validate(slot, len, &lim);
+	enum pvprof_reject got = pvprof_callchain_validate(slot, len, &lim);
 	__u64 invalid = acct.losses[PVPROF_LOSS_INVALID];
 
 	ck_assert_msg(got == want, "validator said %s, expected %s",
 		      pvprof_reject_name(got), pvprof_reject_name(want));
-	got = pvprof_host_record(&ring, &acct, slot, len);
+	got = pvprof_host_callchain(&ring, &acct, slot, len);
 	ck_assert_int_eq(got, want);
 	if (want != PVPROF_REJ_NONE) {
 		ck_assert_uint_eq(acct.rejects[want], 1);
@@ -64,8 +64,8 @@ START_TEST(validate_accepts_kernel_context)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 5, 4);	/* a syscall: kernel then user */
-	slot.rec.flags |= PVPROF_REC_F_SKEWED | PVPROF_REC_F_TRUNCATED;
+	test_kernel_chain(&slot, 3, 5, 4);	/* a syscall: kernel then user */
+	slot.chain.flags |= PVPROF_CHAIN_F_SKEWED | PVPROF_CHAIN_F_TRUNCATED;
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.callchains, 1);
 }
@@ -76,8 +76,8 @@ START_TEST(validate_accepts_user_context)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 6, 0, PVPROF_MAX_DEPTH);
-	slot.rec.flags = PVPROF_REC_F_USER | PVPROF_REC_F_COMPAT;
+	test_kernel_chain(&slot, 6, 0, PVPROF_MAX_DEPTH);
+	slot.chain.flags = PVPROF_CHAIN_F_USER | PVPROF_CHAIN_F_COMPAT;
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.callchains, 1);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_UNANSWERED], 2 + 3);
@@ -90,13 +90,13 @@ START_TEST(validate_accepts_stale_and_kthread)
 
 	setup(0);
 	memset(&slot, 0, sizeof(slot));
-	pvprof_record_init(&slot.rec, 3, PVPROF_REC_F_STALE);
+	pvprof_callchain_init(&slot.chain, 3, PVPROF_CHAIN_F_STALE);
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 	ck_assert_uint_eq(acct.losses[PVPROF_LOSS_STALE], 1);
-	test_kernel_record(&slot, 4, 1, 0);
-	slot.rec.flags = PVPROF_REC_F_KTHREAD;
-	/* Exactly the record's bytes copied is enough. */
-	expect(&slot, slot.rec.size, PVPROF_REJ_NONE);
+	test_kernel_chain(&slot, 4, 1, 0);
+	slot.chain.flags = PVPROF_CHAIN_F_KTHREAD;
+	/* Exactly the callchain's bytes copied is enough. */
+	expect(&slot, slot.chain.size, PVPROF_REJ_NONE);
 }
 END_TEST
 
@@ -105,8 +105,8 @@ START_TEST(reject_short_copy)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 1, 0);
-	expect(&slot, sizeof(struct pvprof_record) - 1, PVPROF_REJ_SHORT_COPY);
+	test_kernel_chain(&slot, 3, 1, 0);
+	expect(&slot, sizeof(struct pvprof_callchain) - 1, PVPROF_REJ_SHORT_COPY);
 }
 END_TEST
 
@@ -115,8 +115,8 @@ START_TEST(reject_size_small)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 0, 0);
-	slot.rec.size = 39;
+	test_kernel_chain(&slot, 3, 0, 0);
+	slot.chain.size = 39;
 	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_SMALL);
 }
 END_TEST
@@ -126,13 +126,13 @@ START_TEST(reject_size_large)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 1, 0);
-	slot.rec.size = PVPROF_RECORD_SLOT_SIZE + 8;
+	test_kernel_chain(&slot, 3, 1, 0);
+	slot.chain.size = PVPROF_CHAIN_SLOT_SIZE + 8;
 	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_LARGE);
 	/* Larger than what was copied, though within a slot. */
 	setup(0);
-	test_kernel_record(&slot, 3, 4, 0);
-	expect(&slot, slot.rec.size - 8, PVPROF_REJ_SIZE_LARGE);
+	test_kernel_chain(&slot, 3, 4, 0);
+	expect(&slot, slot.chain.size - 8, PVPROF_REJ_SIZE_LARGE);
 }
 END_TEST
 
@@ -141,13 +141,13 @@ START_TEST(reject_size_mismatch)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 2, 1);
-	slot.rec.size += 8;
+	test_kernel_chain(&slot, 3, 2, 1);
+	slot.chain.size += 8;
 	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_MISMATCH);
 	/* Counts that would wrap a 16-bit size. */
 	setup(0);
-	test_kernel_record(&slot, 3, 1, 0);
-	slot.rec.nr_user = 0x2000;
+	test_kernel_chain(&slot, 3, 1, 0);
+	slot.chain.nr_user = 0x2000;
 	expect(&slot, sizeof(slot), PVPROF_REJ_SIZE_MISMATCH);
 }
 END_TEST
@@ -157,10 +157,10 @@ START_TEST(reject_too_deep)
 	struct test_slot slot;
 
 	setup(8);		/* the host published max_depth 8 */
-	test_kernel_record(&slot, 3, 6, 3);
+	test_kernel_chain(&slot, 3, 6, 3);
 	expect(&slot, sizeof(slot), PVPROF_REJ_TOO_DEEP);
 	setup(8);
-	test_kernel_record(&slot, 3, 6, 2);
+	test_kernel_chain(&slot, 3, 6, 2);
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 }
 END_TEST
@@ -170,8 +170,8 @@ START_TEST(reject_reserved)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 1, 0);
-	slot.rec.reserved0 = 0x8000;
+	test_kernel_chain(&slot, 3, 1, 0);
+	slot.chain.reserved0 = 0x8000;
 	expect(&slot, sizeof(slot), PVPROF_REJ_RESERVED);
 }
 END_TEST
@@ -181,8 +181,8 @@ START_TEST(reject_unknown_flags)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 1, 0);
-	slot.rec.flags = PVPROF_REC_F_ALL + 1;
+	test_kernel_chain(&slot, 3, 1, 0);
+	slot.chain.flags = PVPROF_CHAIN_F_ALL + 1;
 	expect(&slot, sizeof(slot), PVPROF_REJ_FLAGS);
 }
 END_TEST
@@ -192,8 +192,8 @@ START_TEST(reject_stale_with_frames)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 1, 0);
-	slot.rec.flags = PVPROF_REC_F_STALE;
+	test_kernel_chain(&slot, 3, 1, 0);
+	slot.chain.flags = PVPROF_CHAIN_F_STALE;
 	expect(&slot, sizeof(slot), PVPROF_REJ_STALE_FRAMES);
 }
 END_TEST
@@ -203,19 +203,19 @@ START_TEST(reject_context_mismatch)
 	static const struct {
 		__u32 flags, nr_kernel, nr_user;
 	} bad[] = {
-		{ PVPROF_REC_F_USER, 1, 1 },	/* user context with kernel frames */
-		{ PVPROF_REC_F_USER, 0, 0 },	/* user context without its IP */
+		{ PVPROF_CHAIN_F_USER, 1, 1 },	/* user context with kernel frames */
+		{ PVPROF_CHAIN_F_USER, 0, 0 },	/* user context without its IP */
 		{ 0, 0, 2 },			/* kernel context without its IP */
-		{ PVPROF_REC_F_KTHREAD, 2, 1 },	/* kernel thread with a user stack */
-		{ PVPROF_REC_F_KTHREAD | PVPROF_REC_F_USER, 0, 1 },
+		{ PVPROF_CHAIN_F_KTHREAD, 2, 1 },	/* kernel thread with a user stack */
+		{ PVPROF_CHAIN_F_KTHREAD | PVPROF_CHAIN_F_USER, 0, 1 },
 	};
 	struct test_slot slot;
 	unsigned int i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setup(0);
-		test_kernel_record(&slot, 3, bad[i].nr_kernel, bad[i].nr_user);
-		slot.rec.flags = bad[i].flags;
+		test_kernel_chain(&slot, 3, bad[i].nr_kernel, bad[i].nr_user);
+		slot.chain.flags = bad[i].flags;
 		expect(&slot, sizeof(slot), PVPROF_REJ_CONTEXT);
 	}
 }
@@ -226,14 +226,14 @@ START_TEST(reject_seq_old)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 2, 1, 0);	/* already resolved */
+	test_kernel_chain(&slot, 2, 1, 0);	/* already resolved */
 	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_OLD);
 	setup(0);
-	test_kernel_record(&slot, 0, 1, 0);	/* seq starts at 1 */
+	test_kernel_chain(&slot, 0, 1, 0);	/* seq starts at 1 */
 	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_OLD);
 	/* A duplicate of an accepted answer. */
 	setup(0);
-	test_kernel_record(&slot, 4, 1, 0);
+	test_kernel_chain(&slot, 4, 1, 0);
 	expect(&slot, sizeof(slot), PVPROF_REJ_NONE);
 	memset(acct.rejects, 0, sizeof(acct.rejects));
 	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_OLD);
@@ -245,10 +245,10 @@ START_TEST(reject_seq_future)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 7, 1, 0);	/* notice 7 not written */
+	test_kernel_chain(&slot, 7, 1, 0);	/* notice 7 not written */
 	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_FUTURE);
 	setup(0);
-	test_kernel_record(&slot, ~0ULL, 1, 0);
+	test_kernel_chain(&slot, ~0ULL, 1, 0);
 	expect(&slot, sizeof(slot), PVPROF_REJ_SEQ_FUTURE);
 }
 END_TEST
@@ -258,8 +258,8 @@ START_TEST(reject_kernel_frame_range)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 3, 1);
-	pvprof_record_frames(&slot.rec)[2] = PVPROF_KERNEL_HALF_START - 8;
+	test_kernel_chain(&slot, 3, 3, 1);
+	pvprof_callchain_frames(&slot.chain)[2] = PVPROF_KERNEL_HALF_START - 8;
 	expect(&slot, sizeof(slot), PVPROF_REJ_KERNEL_FRAME);
 }
 END_TEST
@@ -269,23 +269,23 @@ START_TEST(reject_user_frame_range)
 	struct test_slot slot;
 
 	setup(0);
-	test_kernel_record(&slot, 3, 0, 3);
-	slot.rec.flags = PVPROF_REC_F_USER;
-	pvprof_record_frames(&slot.rec)[2] = PVPROF_USER_HALF_END;	/* non-canonical */
+	test_kernel_chain(&slot, 3, 0, 3);
+	slot.chain.flags = PVPROF_CHAIN_F_USER;
+	pvprof_callchain_frames(&slot.chain)[2] = PVPROF_USER_HALF_END;	/* non-canonical */
 	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
 	setup(0);
-	test_kernel_record(&slot, 3, 1, 1);
-	pvprof_record_frames(&slot.rec)[1] = KADDR(0);		/* a kernel address as user frame */
+	test_kernel_chain(&slot, 3, 1, 1);
+	pvprof_callchain_frames(&slot.chain)[1] = KADDR(0);		/* a kernel address as user frame */
 	expect(&slot, sizeof(slot), PVPROF_REJ_USER_FRAME);
 }
 END_TEST
 
-/* Slots enough for the largest record with a snapshot (spec pvprof-ustack). */
+/* Slots enough for the largest callchain with a snapshot (spec pvprof-ustack). */
 struct test_span {
 	union {
-		struct pvprof_record rec;
-		__u64 words[PVPROF_RECORD_SLOTS(PVPROF_BUF_MAX_SIZE) *
-			    PVPROF_RECORD_SLOT_SIZE / 8];
+		struct pvprof_callchain chain;
+		__u64 words[PVPROF_CHAIN_SLOTS(PVPROF_BUF_MAX_SIZE) *
+			    PVPROF_CHAIN_SLOT_SIZE / 8];
 	};
 };
 
@@ -293,61 +293,61 @@ struct test_span {
  * seq 3 answered with 2 kernel and 2 user frames and @stack_bytes of
  * stack, in a ring of 12 slots that asks for 8192 bytes.
  */
-static struct pvprof_ustack *ustack_record(struct test_span *t, __u32 stack_bytes)
+static struct pvprof_ustack *ustack_chain(struct test_span *t, __u32 stack_bytes)
 {
-	__u64 *frames = pvprof_record_frames(&t->rec);
+	__u64 *frames = pvprof_callchain_frames(&t->chain);
 	struct pvprof_ustack *us;
 	__u32 i;
 
 	setup(0);
 	ring.ustack_size = 8192;
 	memset(t, 0, sizeof(*t));
-	pvprof_record_init(&t->rec, 3, 0);
-	t->rec.nr_kernel = 2;
-	t->rec.nr_user = 2;
+	pvprof_callchain_init(&t->chain, 3, 0);
+	t->chain.nr_kernel = 2;
+	t->chain.nr_user = 2;
 	frames[0] = KADDR(0);
 	frames[1] = KADDR(16);
 	frames[2] = UADDR(0x100);
 	frames[3] = UADDR(0x200);
-	pvprof_record_finish(&t->rec, PVPROF_MAX_DEPTH);
-	us = pvprof_record_ustack(&t->rec);
+	pvprof_callchain_finish(&t->chain, PVPROF_MAX_DEPTH);
+	us = pvprof_callchain_ustack(&t->chain);
 	us->regs[PVPROF_UREG_IP] = UADDR(0x100);
 	us->regs[PVPROF_UREG_SP] = UADDR(0x7000);
 	us->size = stack_bytes;
 	for (i = 0; i < stack_bytes; i++)
 		pvprof_ustack_data(us)[i] = (__u8)(i * 7 + 1);
-	t->rec.flags |= PVPROF_REC_F_USTACK;
-	t->rec.size = pvprof_record_ustack_bytes(4, stack_bytes);
+	t->chain.flags |= PVPROF_CHAIN_F_USTACK;
+	t->chain.size = pvprof_callchain_ustack_bytes(4, stack_bytes);
 	return us;
 }
 
 START_TEST(ustack_spans_slots_and_streams)
 {
 	static struct test_span t;
-	static __u8 st[PVPROF_STREAM_MAX_RECORD];
+	static __u8 st[PVPROF_STREAM_MAX_ENTRY];
 	const struct pvprof_notice_facts *facts;
 	struct pvprof_st_view v;
 	__u32 len;
 
-	ustack_record(&t, 8190);	/* padded to 8192: 9 slots */
-	ck_assert_uint_eq(t.rec.size, 40 + 32 + 72 + 8192);
-	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 12), 9);
-	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 8), 1);
-	expect(&t, 9 * PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_NONE);
-	ck_assert_uint_eq(ring.record_tail, 9);
+	ustack_chain(&t, 8190);	/* padded to 8192: 9 slots */
+	ck_assert_uint_eq(t.chain.size, 40 + 32 + 72 + 8192);
+	ck_assert_uint_eq(pvprof_host_callchain_span(&ring, &t, 12), 9);
+	ck_assert_uint_eq(pvprof_host_callchain_span(&ring, &t, 8), 1);
+	expect(&t, 9 * PVPROF_CHAIN_SLOT_SIZE, PVPROF_REJ_NONE);
+	ck_assert_uint_eq(ring.chain_tail, 9);
 	ck_assert_uint_eq(acct.callchains, 1);
 
 	facts = pvprof_host_notice_facts(&ring, 3);
-	len = pvprof_st_put_callchain(st, sizeof(st), 0, 1, facts, &t.rec);
-	ck_assert_uint_eq(len, 48 + t.rec.size);
+	len = pvprof_st_put_callchain(st, sizeof(st), 0, 1, facts, &t.chain);
+	ck_assert_uint_eq(len, 48 + t.chain.size);
 	ck_assert_int_eq(pvprof_st_decode(st, len, &v), PVPROF_ST_OK);
 	ck_assert_ptr_nonnull(v.ustack_data);
 	ck_assert_uint_eq(v.nr_frames, 4);
 	ck_assert_uint_eq(v.ustack_size, 8190);
 	ck_assert_uint_eq(v.ustack_regs[PVPROF_UREG_SP], UADDR(0x7000));
-	ck_assert_mem_eq(v.ustack_data, pvprof_ustack_data(pvprof_record_ustack(&t.rec)), 8190);
+	ck_assert_mem_eq(v.ustack_data, pvprof_ustack_data(pvprof_callchain_ustack(&t.chain)), 8190);
 	/* The stream decoder holds a snapshot to the same sizes. */
-	((struct pvprof_st_callchain *)st)->rec.size -= 8;
+	((struct pvprof_st_callchain *)st)->chain.size -= 8;
 	ck_assert_int_eq(pvprof_st_decode(st, len, &v), PVPROF_ST_BAD_SIZE);
 }
 END_TEST
@@ -356,16 +356,16 @@ START_TEST(ustack_not_asked)
 {
 	static struct test_span t;
 
-	ustack_record(&t, 512);
+	ustack_chain(&t, 512);
 	ring.ustack_size = 0;
-	/* Not asked: one slot is copied, and the record is larger. */
-	ck_assert_uint_eq(pvprof_host_record_span(&ring, &t, 12), 1);
-	ustack_record(&t, 2048);
+	/* Not asked: one slot is copied, and the callchain is larger. */
+	ck_assert_uint_eq(pvprof_host_callchain_span(&ring, &t, 12), 1);
+	ustack_chain(&t, 2048);
 	ring.ustack_size = 0;
-	expect(&t, PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_SIZE_LARGE);
-	ustack_record(&t, 512);
+	expect(&t, PVPROF_CHAIN_SLOT_SIZE, PVPROF_REJ_SIZE_LARGE);
+	ustack_chain(&t, 512);
 	ring.ustack_size = 0;
-	expect(&t, PVPROF_RECORD_SLOT_SIZE, PVPROF_REJ_USTACK_SIZE);
+	expect(&t, PVPROF_CHAIN_SLOT_SIZE, PVPROF_REJ_USTACK_SIZE);
 }
 END_TEST
 
@@ -374,22 +374,22 @@ START_TEST(ustack_reject_size)
 	static struct test_span t;
 	struct pvprof_ustack *us;
 
-	ustack_record(&t, 8200);	/* above the 8192 asked */
+	ustack_chain(&t, 8200);	/* above the 8192 asked */
 	expect(&t, sizeof(t), PVPROF_REJ_USTACK_SIZE);
-	us = ustack_record(&t, 64);
+	us = ustack_chain(&t, 64);
 	us->reserved0 = 1;
 	expect(&t, sizeof(t), PVPROF_REJ_USTACK_SIZE);
-	us = ustack_record(&t, 64);
-	us->size = 72;			/* disagrees with the record's size */
+	us = ustack_chain(&t, 64);
+	us->size = 72;			/* disagrees with the callchain's size */
 	expect(&t, sizeof(t), PVPROF_REJ_SIZE_MISMATCH);
-	ustack_record(&t, 64);
-	t.rec.size = 40 + 32 + 8;	/* no room for the part */
+	ustack_chain(&t, 64);
+	t.chain.size = 40 + 32 + 8;	/* no room for the part */
 	expect(&t, sizeof(t), PVPROF_REJ_SIZE_MISMATCH);
-	ustack_record(&t, 64);
-	t.rec.flags |= PVPROF_REC_F_STALE;
-	t.rec.nr_kernel = t.rec.nr_user = 0;
-	t.rec.size = pvprof_record_ustack_bytes(0, 64);
-	us = pvprof_record_ustack(&t.rec);
+	ustack_chain(&t, 64);
+	t.chain.flags |= PVPROF_CHAIN_F_STALE;
+	t.chain.nr_kernel = t.chain.nr_user = 0;
+	t.chain.size = pvprof_callchain_ustack_bytes(0, 64);
+	us = pvprof_callchain_ustack(&t.chain);
 	memset(us, 0, sizeof(*us));
 	us->size = 64;
 	expect(&t, sizeof(t), PVPROF_REJ_STALE_FRAMES);
@@ -401,17 +401,17 @@ START_TEST(ustack_reject_regs)
 	static struct test_span t;
 	struct pvprof_ustack *us;
 
-	us = ustack_record(&t, 64);
+	us = ustack_chain(&t, 64);
 	us->regs[PVPROF_UREG_IP] = UADDR(0x200);	/* not the chain's first user frame */
 	expect(&t, sizeof(t), PVPROF_REJ_USTACK_REGS);
-	us = ustack_record(&t, 64);
+	us = ustack_chain(&t, 64);
 	us->regs[PVPROF_UREG_SP] = KADDR(0);
 	expect(&t, sizeof(t), PVPROF_REJ_USTACK_REGS);
-	/* A kernel thread's record has no user part to snapshot. */
-	ustack_record(&t, 0);
-	t.rec.nr_user = 0;
-	t.rec.size = pvprof_record_ustack_bytes(2, 0);
-	memset(pvprof_record_ustack(&t.rec), 0, sizeof(struct pvprof_ustack));
+	/* A kernel thread's callchain has no user part to snapshot. */
+	ustack_chain(&t, 0);
+	t.chain.nr_user = 0;
+	t.chain.size = pvprof_callchain_ustack_bytes(2, 0);
+	memset(pvprof_callchain_ustack(&t.chain), 0, sizeof(struct pvprof_ustack));
 	expect(&t, sizeof(t), PVPROF_REJ_USTACK_REGS);
 }
 END_TEST
@@ -430,35 +430,35 @@ START_TEST(reject_names_distinct)
 }
 END_TEST
 
-START_TEST(record_finish_clamps)
+START_TEST(callchain_finish_clamps)
 {
 	struct test_slot slot;
 
 	memset(&slot, 0, sizeof(slot));
-	pvprof_record_init(&slot.rec, 9, 0);
-	slot.rec.nr_kernel = 10;
-	slot.rec.nr_user = 10;
-	slot.rec.flags |= 0x80000000U;
-	pvprof_record_finish(&slot.rec, 16);
-	ck_assert_uint_eq(slot.rec.nr_kernel, 10);
-	ck_assert_uint_eq(slot.rec.nr_user, 6);
-	ck_assert_uint_eq(slot.rec.size, 40 + 8 * 16);
-	ck_assert_uint_eq(slot.rec.flags, PVPROF_REC_F_TRUNCATED);
+	pvprof_callchain_init(&slot.chain, 9, 0);
+	slot.chain.nr_kernel = 10;
+	slot.chain.nr_user = 10;
+	slot.chain.flags |= 0x80000000U;
+	pvprof_callchain_finish(&slot.chain, 16);
+	ck_assert_uint_eq(slot.chain.nr_kernel, 10);
+	ck_assert_uint_eq(slot.chain.nr_user, 6);
+	ck_assert_uint_eq(slot.chain.size, 40 + 8 * 16);
+	ck_assert_uint_eq(slot.chain.flags, PVPROF_CHAIN_F_TRUNCATED);
 
-	slot.rec.nr_kernel = 200;
-	slot.rec.nr_user = 3;
-	slot.rec.flags = 0;
-	pvprof_record_finish(&slot.rec, 1000);	/* never above the ABI maximum */
-	ck_assert_uint_eq(slot.rec.nr_kernel, PVPROF_MAX_DEPTH);
-	ck_assert_uint_eq(slot.rec.nr_user, 0);
-	ck_assert_uint_eq(slot.rec.size, pvprof_record_bytes(PVPROF_MAX_DEPTH));
-	ck_assert(slot.rec.flags & PVPROF_REC_F_TRUNCATED);
+	slot.chain.nr_kernel = 200;
+	slot.chain.nr_user = 3;
+	slot.chain.flags = 0;
+	pvprof_callchain_finish(&slot.chain, 1000);	/* never above the ABI maximum */
+	ck_assert_uint_eq(slot.chain.nr_kernel, PVPROF_MAX_DEPTH);
+	ck_assert_uint_eq(slot.chain.nr_user, 0);
+	ck_assert_uint_eq(slot.chain.size, pvprof_callchain_bytes(PVPROF_MAX_DEPTH));
+	ck_assert(slot.chain.flags & PVPROF_CHAIN_F_TRUNCATED);
 }
 END_TEST
 
-Suite *record_suite(void)
+Suite *callchain_suite(void)
 {
-	Suite *s = suite_create("record");
+	Suite *s = suite_create("callchain");
 
 	PVPROF_ADD_TEST(s, validate_accepts_kernel_context);
 	PVPROF_ADD_TEST(s, validate_accepts_user_context);
@@ -481,6 +481,6 @@ Suite *record_suite(void)
 	PVPROF_ADD_TEST(s, ustack_reject_size);
 	PVPROF_ADD_TEST(s, ustack_reject_regs);
 	PVPROF_ADD_TEST(s, reject_names_distinct);
-	PVPROF_ADD_TEST(s, record_finish_clamps);
+	PVPROF_ADD_TEST(s, callchain_finish_clamps);
 	return s;
 }

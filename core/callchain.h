@@ -1,33 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pvprof callchain records: guest-side encoding, host-side validation.
+ * pvprof callchains: guest-side encoding, host-side validation.
  */
-#ifndef _PVPROF_CORE_RECORD_H
-#define _PVPROF_CORE_RECORD_H
+#ifndef _PVPROF_CORE_CALLCHAIN_H
+#define _PVPROF_CORE_CALLCHAIN_H
 
 #include "pvprof_core.h"
 
 /**
- * enum pvprof_reject - why the host refused a guest-written record
+ * enum pvprof_reject - why the host refused a guest-written callchain
  * @PVPROF_REJ_NONE: accepted
- * @PVPROF_REJ_SHORT_COPY: fewer bytes copied than a record header
- * @PVPROF_REJ_SIZE_SMALL: size below sizeof(struct pvprof_record)
+ * @PVPROF_REJ_SHORT_COPY: fewer bytes copied than a callchain header
+ * @PVPROF_REJ_SIZE_SMALL: size below sizeof(struct pvprof_callchain)
  * @PVPROF_REJ_SIZE_LARGE: size above the slot or above the bytes copied
  * @PVPROF_REJ_SIZE_MISMATCH: size != 40 + 8 * (nr_kernel + nr_user)
  * @PVPROF_REJ_TOO_DEEP: nr_kernel + nr_user above the registered max_depth
  * @PVPROF_REJ_RESERVED: reserved0 nonzero
- * @PVPROF_REJ_FLAGS: a flag outside PVPROF_REC_F_ALL
- * @PVPROF_REJ_STALE_FRAMES: a stale record carries frames
+ * @PVPROF_REJ_FLAGS: a flag outside PVPROF_CHAIN_F_ALL
+ * @PVPROF_REJ_STALE_FRAMES: a stale callchain carries frames
  * @PVPROF_REJ_CONTEXT: frames disagree with the USER/KTHREAD flags
  * @PVPROF_REJ_SEQ_OLD: seq already answered (duplicate, old, or zero)
  * @PVPROF_REJ_SEQ_FUTURE: seq of a notice not written yet
  * @PVPROF_REJ_KERNEL_FRAME: a kernel frame outside the kernel half
  * @PVPROF_REJ_USER_FRAME: a user frame outside the user half
- * @PVPROF_REJ_BAD_INDEX: record_head out of bounds (nothing drained)
+ * @PVPROF_REJ_BAD_INDEX: chain_head out of bounds (nothing drained)
  * @PVPROF_REJ_USTACK_SIZE: a user stack snapshot not asked for, larger than
  *	asked, or with reserved0 set
  * @PVPROF_REJ_USTACK_REGS: a snapshot whose registers do not belong to
- *	the record's user chain
+ *	the callchain's user part
  * @PVPROF_REJ_NR: number of reasons
  */
 enum pvprof_reject {
@@ -52,13 +52,13 @@ enum pvprof_reject {
 };
 
 /**
- * struct pvprof_record_limits - what the host accepts right now
- * @max_depth: frames per record, as published in the header
+ * struct pvprof_callchain_limits - what the host accepts right now
+ * @max_depth: frames per callchain, as published in the header
  * @answered_seq: highest seq already resolved (answered or written off)
  * @notice_head: notices written; the highest valid seq
  * @ustack_size: user stack bytes the host asks for, 0 when none
  */
-struct pvprof_record_limits {
+struct pvprof_callchain_limits {
 	__u32 max_depth;
 	__u32 ustack_size;
 	__u64 answered_seq;
@@ -66,38 +66,38 @@ struct pvprof_record_limits {
 };
 
 /*
- * A record's frames follow its fixed part, and a snapshot's stack bytes
+ * A callchain's frames follow its fixed part, and a snapshot's stack bytes
  * follow the pvprof_ustack part: the ABI structs end where their
  * variable-length parts begin (abi/pvprof.h), so that pvprof_st_callchain
- * can embed a pvprof_record and the headers stay ISO C and C++.
+ * can embed a pvprof_callchain and the headers stay ISO C and C++.
  */
 
 /**
- * pvprof_record_frames() - where a record's frames are
- * @rec: a record
+ * pvprof_callchain_frames() - where a callchain's frames are
+ * @chain: a callchain
  *
  * Return: frames[0 .. nr_kernel + nr_user), right after the fixed part.
  */
-static inline __u64 *pvprof_record_frames(struct pvprof_record *rec)
+static inline __u64 *pvprof_callchain_frames(struct pvprof_callchain *chain)
 {
-	return (__u64 *)(rec + 1);
+	return (__u64 *)(chain + 1);
 }
 
 /**
- * pvprof_record_frame() - read one frame of a record
- * @rec: a record
+ * pvprof_callchain_frame() - read one frame of a callchain
+ * @chain: a callchain
  * @i: a frame index below nr_kernel + nr_user
  *
  * Return: frames[@i].
  */
-static inline __u64 pvprof_record_frame(const struct pvprof_record *rec, __u32 i)
+static inline __u64 pvprof_callchain_frame(const struct pvprof_callchain *chain, __u32 i)
 {
-	return ((const __u64 *)(rec + 1))[i];
+	return ((const __u64 *)(chain + 1))[i];
 }
 
 /**
  * pvprof_ustack_data() - where a snapshot's stack bytes are
- * @us: the pvprof_ustack part of a record
+ * @us: the pvprof_ustack part of a callchain
  *
  * Return: the bytes right after the part's registers and size.
  */
@@ -106,13 +106,13 @@ static inline __u8 *pvprof_ustack_data(struct pvprof_ustack *us)
 	return (__u8 *)(us + 1);
 }
 
-__u32 pvprof_record_bytes(__u32 nr_frames);
-__u32 pvprof_record_ustack_bytes(__u32 nr_frames, __u32 ustack_size);
-struct pvprof_ustack *pvprof_record_ustack(struct pvprof_record *rec);
-void pvprof_record_init(struct pvprof_record *rec, __u64 seq, __u32 flags);
-void pvprof_record_finish(struct pvprof_record *rec, __u32 max_frames);
-enum pvprof_reject pvprof_record_validate(const void *copy, __u32 len,
-					  const struct pvprof_record_limits *lim);
+__u32 pvprof_callchain_bytes(__u32 nr_frames);
+__u32 pvprof_callchain_ustack_bytes(__u32 nr_frames, __u32 ustack_size);
+struct pvprof_ustack *pvprof_callchain_ustack(struct pvprof_callchain *chain);
+void pvprof_callchain_init(struct pvprof_callchain *chain, __u64 seq, __u32 flags);
+void pvprof_callchain_finish(struct pvprof_callchain *chain, __u32 max_frames);
+enum pvprof_reject pvprof_callchain_validate(const void *copy, __u32 len,
+					     const struct pvprof_callchain_limits *lim);
 const char *pvprof_reject_name(enum pvprof_reject reason);
 
-#endif /* _PVPROF_CORE_RECORD_H */
+#endif /* _PVPROF_CORE_CALLCHAIN_H */
