@@ -13,8 +13,12 @@
 # its kbuild makes module BTF against the vmlinux the headers carry.
 #
 # Leaves DIR/root/usr/src/linux-headers-KVER, a kernel build tree for
-# "make -C KDIR M=...", and DIR/root/boot/vmlinuz-KVER.  Does nothing
-# when DIR/root/.unpacked already names KVER.
+# "make -C KDIR M=...", DIR/root/boot/vmlinuz-KVER, the image's KVM
+# modules (DIR/root/lib/modules/KVER/kernel/arch/x86/kvm and virt/lib,
+# which host-kvm's CRC and vermagic check compares its rebuilt modules
+# against) and DIR/root/.versions, "package version" per unpacked .deb
+# (host-kvm/scripts/check-versions.sh reads it).  Does nothing when
+# DIR/root/.unpacked already names KVER and this layout.
 
 set -euo pipefail
 PROG=unpack-kernel
@@ -29,7 +33,8 @@ kver=$1
 dir=$(mkdir -p "$2" && cd "$2" && pwd) || die "cannot create $2"
 root=$dir/root
 
-if [ "$(cat "$root/.unpacked" 2>/dev/null)" = "$kver" ]; then
+stamp="$kver kvm-modules"
+if [ "$(cat "$root/.unpacked" 2>/dev/null)" = "$stamp" ]; then
 	exit 0
 fi
 command -v pahole > /dev/null ||
@@ -66,10 +71,14 @@ sandbox=()
 	die "apt-get download of $headers $version failed"
 
 for deb in "$debs"/*.deb; do
+	dpkg-deb -f "$deb" Package Version | sed "s/^[^:]*: //" | paste -sd " " >> "$root/.versions"
 	case "${deb##*/}" in
 	linux-image-*)
-		# Only the bzImage: the L2 guests load no distro module.
-		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$root" ./boot
+		# The bzImage (the L2 guests load no distro module) and the
+		# KVM modules host-kvm's rebuilt ones must match.
+		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$root" ./boot \
+			"./lib/modules/$kver/kernel/arch/x86/kvm" \
+			"./lib/modules/$kver/kernel/virt/lib"
 		;;
 	*)
 		dpkg-deb -x "$deb" "$root"
@@ -85,5 +94,5 @@ grep -qx "#define UTS_RELEASE \"$kver\"" "$kdir/include/generated/utsrelease.h" 
 	die "$kdir is not a build tree of $kver"
 [ -f "$root/boot/vmlinuz-$kver" ] || die "$image has no /boot/vmlinuz-$kver"
 
-echo "$kver" > "$root/.unpacked"
-echo "$PROG: $headers and the bzImage of $image $version in $root"
+echo "$stamp" > "$root/.unpacked"
+echo "$PROG: $headers, the bzImage and KVM modules of $image $version in $root"

@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "pvprof_compat.h"
 #include "pvprof_hooks.h"
 #include "pvprof_host.h"
 #include "pvprof-core/pvprof_core.h"
@@ -23,13 +24,13 @@
 static int pvprof_ctl_vm_get(int vm_fd, struct fd *f, struct kvm **kvm)
 {
 	*f = fdget(vm_fd);
-	if (!f->file)
+	if (!fd_file(*f))
 		return -EBADF;
-	if (!file_is_kvm(f->file)) {
+	if (!file_is_kvm(fd_file(*f))) {
 		fdput(*f);
 		return -EINVAL;
 	}
-	*kvm = f->file->private_data;
+	*kvm = fd_file(*f)->private_data;
 	return 0;
 }
 

@@ -44,6 +44,7 @@ void __kvm_pvprof_vcpu_run_enter(struct kvm_vcpu *vcpu);
 void __kvm_pvprof_vcpu_run_exit(struct kvm_vcpu *vcpu);
 void __kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu);
 void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu);
+void __kvm_pvprof_vnmi_delivery(struct kvm_vcpu *vcpu);
 bool __kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu);
 unsigned int __kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu);
 
@@ -69,6 +70,13 @@ static inline void kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 {
 	if (static_branch_unlikely(&kvm_pvprof_in_use))
 		__kvm_pvprof_nmi_delivery(vcpu);
+}
+
+/* 6.12's process_nmi() handed an NMI to the hardware (vNMI). */
+static inline void kvm_pvprof_vnmi_delivery(struct kvm_vcpu *vcpu)
+{
+	if (static_branch_unlikely(&kvm_pvprof_in_use))
+		__kvm_pvprof_vnmi_delivery(vcpu);
 }
 
 static inline bool kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)

@@ -27,10 +27,11 @@
 #include <linux/sched/mm.h>
 #include <linux/timekeeping.h>
 
-#include <asm/kvm_host.h>
+#include <linux/kvm_host.h>
 
 #include "kvm_cache_regs.h"
 #include "x86.h"
+#include "pvprof_compat.h"
 #include "pvprof_hooks.h"
 #include "pvprof_host.h"
 #include "pvprof-core/stream.h"
@@ -278,7 +279,7 @@ static int pvprof_read_vmm(struct kvm *kvm, gpa_t gpa, void *dst, size_t len)
 			break;
 		}
 		mmap_read_lock(mm);
-		got = get_user_pages_remote(mm, hva, 1, 0, &page, NULL, NULL);
+		got = pvprof_get_user_page_remote(mm, hva, &page);
 		mmap_read_unlock(mm);
 		if (got != 1) {
 			ret = -EFAULT;
@@ -296,10 +297,13 @@ static int pvprof_read_vmm(struct kvm *kvm, gpa_t gpa, void *dst, size_t len)
 	return ret;
 }
 
-/* KVM holds an NMI for the vCPU, from any source, not yet delivered. */
+/*
+ * KVM holds an NMI for the vCPU, from any source, not yet delivered: being
+ * injected, pending (in nmi_pending or, with vNMI, in the VMCB) or queued.
+ */
 static bool pvprof_nmi_held(struct kvm_vcpu *vcpu)
 {
-	return vcpu->arch.nmi_injected || vcpu->arch.nmi_pending ||
+	return vcpu->arch.nmi_injected || pvprof_nmis_pending(vcpu) ||
 	       atomic_read(&vcpu->arch.nmi_queued);
 }
 
@@ -398,6 +402,13 @@ static bool pvprof_op_open_nmi_window(void *ctx)
 
 	/* In SMM or a nested guest the mask is not this guest's handler. */
 	if (is_guest_mode(pv->vcpu) || is_smm(pv->vcpu))
+		return false;
+	/*
+	 * With vNMI the guest's IRET is not intercepted: KVM has no NMI
+	 * window while NMIs are blocked (svm_enable_nmi_window() WARNs), so
+	 * the notices wait for the next exit (doc/kvm-6.12-facts.md).
+	 */
+	if (pvprof_host_has_vnmi())
 		return false;
 	static_call(kvm_x86_enable_nmi_window)(pv->vcpu);
 	return true;
@@ -658,28 +669,24 @@ void __kvm_pvprof_vcpu_exited(struct kvm_vcpu *vcpu)
 		pvprof_vcpu_run(vcpu, false);
 }
 
-/**
- * __kvm_pvprof_nmi_delivery() - KVM is about to deliver an NMI to the vCPU
- * @vcpu: the vCPU, on its own thread, kvm->srcu held, preemptible; called
- *	where KVM moves a pending NMI into the VMCB/VMCS for the next entry
- *
- * Attributes the delivery to pvprof when pvprof owes an NMI and it is the
- * last one KVM holds (spec pvprof-host-sequence), and stores the new count in
- * nmi_delivered before the entry that delivers it, so the guest's handler
- * can tell this NMI is pvprof's.
+/*
+ * KVM is about to deliver an NMI; @more: KVM still holds NMIs for the vCPU
+ * that reach the guest after this one.  Attributes the delivery to pvprof
+ * when pvprof owes an NMI and this is the last one (spec
+ * pvprof-host-sequence), and stores the new count in nmi_delivered before
+ * the entry that delivers it, so the guest's handler can tell this NMI is
+ * pvprof's.
  */
-void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
+static void pvprof_nmi_delivery(struct kvm_vcpu *vcpu, bool more)
 {
 	struct pvprof_host_vcpu v;
 	struct pvprof_vcpu *pv;
-	bool more;
 
 	if (is_guest_mode(vcpu))
 		return;
 	pv = pvprof_vcpu_find(vcpu);
 	if (!pv)
 		return;
-	more = vcpu->arch.nmi_pending || atomic_read(&vcpu->arch.nmi_queued);
 	/*
 	 * Not a trylock: a delivery the guest cannot see as pvprof's is an
 	 * unknown NMI in the guest.  Control threads hold the lock briefly
@@ -690,6 +697,42 @@ void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
 	if (pvprof_host_vcpu_nmi_delivery(&v, more) < 0)
 		pvprof_vcpu_drop(pv->pvm, pv, PVPROF_VCPU_DROPPED);
 	mutex_unlock(&pv->lock);
+}
+
+/**
+ * __kvm_pvprof_nmi_delivery() - KVM is about to inject an NMI into the vCPU
+ * @vcpu: the vCPU, on its own thread, kvm->srcu held, preemptible; called
+ *	where kvm_check_and_inject_events() moves a pending NMI into the
+ *	VMCB/VMCS for the next entry
+ *
+ * An NMI the VMCB holds for the hardware (vNMI) comes after this one: the
+ * injected NMI blocks NMIs until the guest's IRET.
+ */
+void __kvm_pvprof_nmi_delivery(struct kvm_vcpu *vcpu)
+{
+	pvprof_nmi_delivery(vcpu, vcpu->arch.nmi_pending ||
+			    pvprof_vnmi_pending(vcpu) ||
+			    atomic_read(&vcpu->arch.nmi_queued));
+}
+
+/**
+ * __kvm_pvprof_vnmi_delivery() - KVM handed an NMI to the hardware (vNMI)
+ * @vcpu: the vCPU, vcpu->mutex held, preemptible; called where
+ *	process_nmi() has set V_NMI_PENDING in the VMCB (6.12 and vNMI only),
+ *	before KVM_REQ_NMI's entry or from KVM_{GET,SET}_VCPU_EVENTS
+ *
+ * The hardware delivers it once the guest can take an NMI, after an NMI
+ * kvm_check_and_inject_events() injects on the same entry (nmi_pending),
+ * so only NMIs still queued come after it.  Untested: no vNMI host.
+ */
+void __kvm_pvprof_vnmi_delivery(struct kvm_vcpu *vcpu)
+{
+	int idx;
+
+	/* The ioctl callers of process_nmi() do not hold kvm->srcu. */
+	idx = srcu_read_lock(&vcpu->kvm->srcu);
+	pvprof_nmi_delivery(vcpu, atomic_read(&vcpu->arch.nmi_queued));
+	srcu_read_unlock(&vcpu->kvm->srcu, idx);
 }
 
 /**
@@ -735,7 +778,7 @@ unsigned int __kvm_pvprof_nmi_pending_owed(struct kvm_vcpu *vcpu)
 	struct pvprof_vcpu *pv;
 	unsigned int owed;
 
-	if (!vcpu->arch.nmi_pending)
+	if (!pvprof_nmis_pending(vcpu))
 		return 0;
 	pv = pvprof_vcpu_find(vcpu);
 	if (!pv)

@@ -10,6 +10,8 @@
 # - every imported symbol's CRC equals the one the distro kernel and modules
 #   export (the module loads into the distro kernel);
 # - vermagic equals the distro module's.
+# The distro's modules may be xz-compressed (DISTRO_MODDIR/MODULE.ko.xz, as
+# Debian ships 6.12's); modinfo reads both.
 # Prints one line per module with the counts and fails on any difference.
 set -eu
 
@@ -25,6 +27,7 @@ failed=0
 for ko in "$@"; do
 	mod=$(basename "$ko" .ko)
 	distro_ko=$distro_moddir/$mod.ko
+	[ -e "$distro_ko" ] || [ ! -e "$distro_ko.xz" ] || distro_ko=$distro_ko.xz
 
 	# Exports: "name crc type namespace", sorted, from both Module.symvers.
 	awk -F '\t' -v m="arch/x86/kvm/$mod" \
