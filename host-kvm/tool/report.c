@@ -25,9 +25,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "flamegraph.h"
 #include "main.h"
@@ -373,6 +376,8 @@ int do_report(int argc, char **argv)
 	struct report_resolver res;
 	char **warnings = NULL;
 	FILE *svg = NULL;
+	struct stat svg_stat;
+	bool svg_regular = false;
 	struct recording r;
 	struct profile p;
 	int nr_warnings = 0, i;
@@ -408,6 +413,8 @@ int do_report(int argc, char **argv)
 			ret = EXIT_FAILED;
 			goto close_svg;
 		}
+		/* Only a regular file is removed on failure: not /dev/stdout. */
+		svg_regular = !fstat(fileno(svg), &svg_stat) && S_ISREG(svg_stat.st_mode);
 	}
 	/* The views that count more than the tree: they see every sample too. */
 	if (json_output || !(a.callgraph || a.folded || a.per_vcpu)) {
@@ -470,12 +477,14 @@ int do_report(int argc, char **argv)
 		ret = EXIT_FAILED;
 	}
 	a.fg.source = a.input;
-	if (svg && flamegraph_write(svg, &p, &a.fg))
-		ret = EXIT_FAILED;
-	if (ret)
+	if (ret) {
 		p_err("write the report: %s", strerror(errno));
-	else if (pprof && report_pprof_write(pprof, a.input, &r, &p, &a.filter, &res))
+	} else if (svg && flamegraph_write(svg, &p, &a.fg)) {
+		p_err("write %s: %s", a.flamegraph, strerror(errno));
 		ret = EXIT_FAILED;
+	} else if (pprof && report_pprof_write(pprof, a.input, &r, &p, &a.filter, &res)) {
+		ret = EXIT_FAILED;
+	}
 	/* Last, where a reader of the terminal sees them; -j has them inside. */
 	for (i = 0; i < nr_warnings && !json_output; i++)
 		fprintf(stderr, "Warning: %s\n", warnings[i]);
@@ -491,6 +500,9 @@ close_svg:
 		p_err("write %s: %s", a.flamegraph, strerror(errno));
 		ret = EXIT_FAILED;
 	}
+	/* A failed run leaves no flame graph, as --pprof leaves no profile. */
+	if (svg && ret && svg_regular)
+		unlink(a.flamegraph);
 	report_vcpus_free(vcpus);
 	report_table_free(table);
 	/* Removes the file unless it was written whole. */

@@ -209,6 +209,31 @@ expect_err "report: bad --limit" 2 "--limit: expected a number" -- report --limi
 expect_err "report: an operand" 2 "report: unexpected argument 'extra'" -- report extra
 expect_err "report: unknown option" 2 "report: unknown option '--frob'" -- report --frob
 expect_err "report: --flamegraph in a missing directory" 1 "cannot create /nonexistent/fg.svg" -- report -i golden.data --flamegraph /nonexistent/fg.svg
+# A run that fails leaves no flame graph behind, half written or whole
+# (as --pprof): a file that cannot grow past 1 KiB (the SVG is larger), and
+# a report that cannot be written to stdout.
+(trap '' XFSZ; ulimit -f 1; exec "$bin" report -i golden.data --flamegraph "$tmp/big.svg") \
+	>/dev/null 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 1 ] && grep -qxF "Error: write $tmp/big.svg: File too large" "$tmp/err" &&
+	[ ! -e "$tmp/big.svg" ]; then
+	pass "report --flamegraph to a file that cannot grow: the error named, exit 1, no file left"
+else
+	fail "report --flamegraph to a file that cannot grow" \
+		"exit $rc, $(head -c 300 "$tmp/err"), $(ls -l "$tmp/big.svg" 2>&1)"
+fi
+if [ -w /dev/full ]; then
+	"$bin" report -i golden.data --flamegraph "$tmp/whole.svg" >/dev/full 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" = 1 ] && [ ! -e "$tmp/whole.svg" ]; then
+		pass "report --flamegraph, the report unwritable: exit 1, no flame graph left"
+	else
+		fail "report --flamegraph, the report unwritable" \
+			"exit $rc, $(head -c 300 "$tmp/err"), $(ls -l "$tmp/whole.svg" 2>&1)"
+	fi
+else
+	skip "report --flamegraph, the report unwritable" "no writable /dev/full"
+fi
 expect_err "script: an operand" 2 "script: unexpected argument 'x'" -- script x
 expect_err "record: without VM" 2 "record: expected VM" -- record
 expect_err "record: -d 0" 2 "-d: expected a number from 1 to 604800, got: '0'" -- record -d 0 1
