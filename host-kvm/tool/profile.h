@@ -164,8 +164,28 @@ struct profile_sink {
 	void *ctx;
 };
 
+/*
+ * The most nodes on a path from a command down: the command, then at most
+ * PVPROF_MAX_DEPTH frames (the root is not on it).
+ */
+#define PROFILE_MAX_PATH	(PVPROF_MAX_DEPTH + 1)
+
+/**
+ * typedef profile_visit_fn - profile_walk()'s visitor, called on each node
+ * @ctx: profile_walk()'s @ctx
+ * @p: the profile
+ * @path: the nodes from the command (@path[0]) down to the node visited
+ *	(@path[@len - 1]), indices into @p->nodes; valid during the call
+ * @len: their number, 1 to PROFILE_MAX_PATH
+ *
+ * Return: 0 to go on, anything else to end the walk with it.
+ */
+typedef int (*profile_visit_fn)(void *ctx, const struct profile *p, const uint32_t *path,
+				uint32_t len);
+
 struct report_filter;
 
+int profile_walk(const struct profile *p, profile_visit_fn visit, void *ctx);
 int profile_build(struct profile *p, const struct recording *r,
 		  const struct report_filter *f, const struct report_resolver *res);
 int profile_build_sink(struct profile *p, const struct recording *r,
