@@ -137,7 +137,7 @@ static struct profile_func *func_get(struct profile *p, const char *name,
  * with the top bit set: a kernel frame below _stext), else "0xADDRESS";
  * unescaped.
  */
-const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
+const char *frame_label(const struct pvprof_sym *sym, uint64_t addr, char *buf,
 			size_t size)
 {
 	if (sym->symbol)
@@ -193,7 +193,7 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 		bool kernel = i < c->frames.nr_kernel;
 		uint32_t kind = kernel ? PROFILE_KIND_KERNEL : PROFILE_KIND_USER;
 		struct profile_func *fn;
-		struct report_sym sym;
+		struct pvprof_sym sym;
 		const char *name, *dso;
 
 		report_frame_resolve(c->res, &c->frames, i, chain->pid, chain->exec_gen, &sym);

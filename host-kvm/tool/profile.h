@@ -121,7 +121,8 @@ struct profile {
  * struct profile_frame - one frame of a sample, as profile_build() counted it
  * @addr: its address
  * @func: its function, an index into profile.funcs
- * @image_start: report_sym's, copied: resolvers may reuse their buffers
+ * @image_start: the frame's struct pvprof_sym's, copied: resolvers may
+ *	reuse their buffers
  * @image_end: the same
  * @image_pgoff: the same
  * @build_id_size: the same
@@ -192,7 +193,7 @@ int profile_build_sink(struct profile *p, const struct recording *r,
 		       const struct report_filter *f, const struct report_resolver *res,
 		       const struct profile_sink *sink);
 void profile_free(struct profile *p);
-const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
+const char *frame_label(const struct pvprof_sym *sym, uint64_t addr, char *buf,
 			size_t size);
 
 #endif /* KVM_PVPROF_PROFILE_H */
