@@ -137,7 +137,7 @@ static struct profile_func *func_get(struct profile *p, const char *name,
  * with the top bit set: a kernel frame below _stext), else "0xADDRESS";
  * unescaped.
  */
-const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
+const char *frame_label(const struct pvprof_sym *sym, uint64_t addr, char *buf,
 			size_t size)
 {
 	if (sym->symbol)
@@ -193,7 +193,7 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 		bool kernel = i < c->frames.nr_kernel;
 		uint32_t kind = kernel ? PROFILE_KIND_KERNEL : PROFILE_KIND_USER;
 		struct profile_func *fn;
-		struct report_sym sym;
+		struct pvprof_sym sym;
 		const char *name, *dso;
 
 		report_frame_resolve(c->res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
@@ -385,6 +385,44 @@ int profile_build_sink(struct profile *p, const struct recording *r,
 oom:
 	p_err("out of memory building the profile");
 	return -1;
+}
+
+/**
+ * profile_walk() - visit every node of the call tree below the root
+ * @p: a built profile
+ * @visit: called on each node with the path to it
+ * @ctx: passed to @visit
+ *
+ * Depth first, a node before its children, children in the tree's order
+ * (name order once built): a node's stack (the path to it, its @self
+ * samples) comes in the same order as in --folded.  The tree is never
+ * deeper than PROFILE_MAX_PATH below the root; a deeper node would not be
+ * visited.
+ * Return: 0, or the first nonzero value @visit returned.
+ */
+int profile_walk(const struct profile *p, profile_visit_fn visit, void *ctx)
+{
+	/* next[d]: the node to visit next at path[d], 0 when none is left. */
+	uint32_t path[PROFILE_MAX_PATH], next[PROFILE_MAX_PATH];
+	int depth = 0, ret;
+
+	next[0] = p->nodes[0].child;
+	while (depth >= 0) {
+		uint32_t n = next[depth];
+
+		if (!n) {
+			depth--;
+			continue;
+		}
+		next[depth] = p->nodes[n].sibling;
+		path[depth] = n;
+		ret = visit(ctx, p, path, (uint32_t)depth + 1);
+		if (ret)
+			return ret;
+		if (depth + 1 < PROFILE_MAX_PATH)
+			next[++depth] = p->nodes[n].child;
+	}
+	return 0;
 }
 
 /**

@@ -121,7 +121,8 @@ struct profile {
  * struct profile_frame - one frame of a sample, as profile_build() counted it
  * @addr: its address
  * @func: its function, an index into profile.funcs
- * @image_start: report_sym's, copied: resolvers may reuse their buffers
+ * @image_start: the frame's struct pvprof_sym's, copied: resolvers may
+ *	reuse their buffers
  * @image_end: the same
  * @image_pgoff: the same
  * @build_id_size: the same
@@ -164,15 +165,35 @@ struct profile_sink {
 	void *ctx;
 };
 
+/*
+ * The most nodes on a path from a command down: the command, then at most
+ * PVPROF_MAX_DEPTH frames (the root is not on it).
+ */
+#define PROFILE_MAX_PATH	(PVPROF_MAX_DEPTH + 1)
+
+/**
+ * typedef profile_visit_fn - profile_walk()'s visitor, called on each node
+ * @ctx: profile_walk()'s @ctx
+ * @p: the profile
+ * @path: the nodes from the command (@path[0]) down to the node visited
+ *	(@path[@len - 1]), indices into @p->nodes; valid during the call
+ * @len: their number, 1 to PROFILE_MAX_PATH
+ *
+ * Return: 0 to go on, anything else to end the walk with it.
+ */
+typedef int (*profile_visit_fn)(void *ctx, const struct profile *p, const uint32_t *path,
+				uint32_t len);
+
 struct report_filter;
 
+int profile_walk(const struct profile *p, profile_visit_fn visit, void *ctx);
 int profile_build(struct profile *p, const struct recording *r,
 		  const struct report_filter *f, const struct report_resolver *res);
 int profile_build_sink(struct profile *p, const struct recording *r,
 		       const struct report_filter *f, const struct report_resolver *res,
 		       const struct profile_sink *sink);
 void profile_free(struct profile *p);
-const char *frame_label(const struct report_sym *sym, uint64_t addr, char *buf,
+const char *frame_label(const struct pvprof_sym *sym, uint64_t addr, char *buf,
 			size_t size);
 
 #endif /* KVM_PVPROF_PROFILE_H */

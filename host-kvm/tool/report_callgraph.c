@@ -21,9 +21,6 @@
 #include "report_callgraph.h"
 #include "report_escape.h"
 
-/* Depth of a stack in the tree: root, command, PVPROF_MAX_DEPTH frames. */
-#define CG_MAX_DEPTH		(PVPROF_MAX_DEPTH + 2)
-
 struct cg_tree {
 	struct profile_node *nodes;
 	uint32_t nr, cap;
@@ -78,13 +75,23 @@ static int cg_add(struct cg_tree *t, const struct profile_node *nodes, const uin
 	return 0;
 }
 
+/* A node's stack, if it ends one, reversed below the command into @ctx. */
+static int callee_stack(void *ctx, const struct profile *p, const uint32_t *path, uint32_t len)
+{
+	uint32_t rev[PROFILE_MAX_PATH], i;
+	uint64_t self = p->nodes[path[len - 1]].self;
+
+	if (!self)
+		return 0;
+	rev[0] = path[0];
+	for (i = 1; i < len; i++)
+		rev[i] = path[len - i];
+	return cg_add(ctx, p->nodes, rev, len, self);
+}
+
 /* The profile's stacks, reversed below the command, into @t. */
 static int callee_tree(const struct profile *p, struct cg_tree *t)
 {
-	/* path[0] is the command, path[depth] the node visited. */
-	uint32_t path[CG_MAX_DEPTH], next[CG_MAX_DEPTH], rev[CG_MAX_DEPTH];
-	int depth = 0, i;
-
 	t->cap = 1024;
 	t->nr = 1;
 	t->nodes = calloc(t->cap, sizeof(*t->nodes));
@@ -92,28 +99,7 @@ static int callee_tree(const struct profile *p, struct cg_tree *t)
 		return -1;
 	t->nodes[0].name = p->nodes[0].name;
 	t->nodes[0].kind = p->nodes[0].kind;
-	next[0] = p->nodes[0].child;
-	while (depth >= 0) {
-		uint32_t n = next[depth];
-
-		if (!n) {
-			depth--;
-			continue;
-		}
-		next[depth] = p->nodes[n].sibling;
-		path[depth] = n;
-		if (p->nodes[n].self) {
-			rev[0] = path[0];
-			for (i = 1; i <= depth; i++)
-				rev[i] = path[depth + 1 - i];
-			if (cg_add(t, p->nodes, rev, (uint32_t)depth + 1, p->nodes[n].self))
-				return -1;
-		}
-		/* The profile's tree is never deeper; a bound all the same. */
-		if (depth + 1 < CG_MAX_DEPTH)
-			next[++depth] = p->nodes[n].child;
-	}
-	return 0;
+	return profile_walk(p, callee_stack, t);
 }
 
 struct callgraph_walk {

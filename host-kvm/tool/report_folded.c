@@ -9,6 +9,22 @@
 #include "report_escape.h"
 #include "report_folded.h"
 
+/* One line for each node that ends a stack: the path to it and its count. */
+static int folded_stack(void *ctx, const struct profile *p, const uint32_t *path, uint32_t len)
+{
+	const struct profile_node *n = &p->nodes[path[len - 1]];
+	char esc[REPORT_ESC_SIZE];
+	FILE *f = ctx;
+	uint32_t i;
+
+	if (!n->self)
+		return 0;
+	for (i = 0; i < len; i++)
+		fprintf(f, "%s%s", i ? ";" : "", esc_folded(p->nodes[path[i]].name, esc));
+	fprintf(f, " %" PRIu64 "\n", n->self);
+	return 0;
+}
+
 /**
  * report_write_folded() - FlameGraph's folded stacks
  * @f: output
@@ -20,28 +36,6 @@
  */
 int report_write_folded(FILE *f, const struct profile *p)
 {
-	/* Depth: root, command, PVPROF_MAX_DEPTH frames. */
-	uint32_t path[PVPROF_MAX_DEPTH + 2], next[PVPROF_MAX_DEPTH + 2];
-	char esc[REPORT_ESC_SIZE];
-	int depth = 0, i;
-
-	path[0] = 0;
-	next[0] = p->nodes[0].child;
-	while (depth >= 0) {
-		uint32_t n = next[depth];
-
-		if (!n) {
-			depth--;
-			continue;
-		}
-		next[depth] = p->nodes[n].sibling;
-		path[++depth] = n;
-		next[depth] = p->nodes[n].child;
-		if (!p->nodes[n].self)
-			continue;
-		for (i = 1; i <= depth; i++)
-			fprintf(f, "%s%s", i > 1 ? ";" : "", esc_folded(p->nodes[path[i]].name, esc));
-		fprintf(f, " %" PRIu64 "\n", p->nodes[n].self);
-	}
+	profile_walk(p, folded_stack, f);
 	return ferror(f) ? -1 : 0;
 }

@@ -45,9 +45,9 @@ const char *sample_comm(const struct report_resolver *res, uint32_t pid,
  *	the image of a frame without a DSO
  */
 void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
-		    uint32_t exec_gen, uint64_t addr, struct report_sym *sym)
+		    uint32_t exec_gen, uint64_t addr, struct pvprof_sym *sym)
 {
-	*sym = (struct report_sym){ .offset = addr };
+	*sym = (struct pvprof_sym){ .offset = addr };
 	if (res && res->resolve)
 		res->resolve(res->ctx, kernel, pid, exec_gen, addr, sym);
 	if (sym->symbol && !*sym->symbol)

@@ -14,29 +14,14 @@
 #include <stdio.h>
 
 #include "abi/pvprof_ctl.h"
+#include "symbolize.h"
 
-/**
- * struct report_sym - what is known about one frame's address
- * @symbol: function name, NULL when unknown
- * @dso: "[kernel.kallsyms]", "[module]", a path, or NULL when unknown
- * @offset: from the symbol; from the DSO base when @symbol is NULL; the
- *	raw address when both are NULL
- * @image_start: with @dso, the address range of the image that holds the
- *	frame (the kernel's text, a module, a mapping); 0 and 0 when unknown
- * @image_end: the address after it
- * @image_pgoff: the file offset at @image_start
- * @build_id: the image's build-id, NULL when unknown
- * @build_id_size: its length, at most REPORT_BUILD_ID_MAX
+/*
+ * What a resolver knows about one frame's address is a struct pvprof_sym
+ * (symbolize.h), whichever resolver answers; report_resolve() also makes
+ * an empty name unknown and keeps @build_id_size at most
+ * REPORT_BUILD_ID_MAX.
  */
-struct report_sym {
-	const char *symbol;
-	const char *dso;
-	uint64_t offset;
-	uint64_t image_start, image_end, image_pgoff;
-	const uint8_t *build_id;
-	size_t build_id_size;
-};
-
 #define REPORT_BUILD_ID_MAX	PVPROF_SB_BUILD_ID_MAX
 
 /**
@@ -44,7 +29,8 @@ struct report_sym {
  * @ctx: passed to the callbacks
  * @sideband: takes one sideband message in stream order; 0, or a negative
  *	errno for a message it rejected
- * @resolve: symbolizes one frame
+ * @resolve: symbolizes one frame (@out comes zeroed, @out->offset the
+ *	address)
  * @comm: the command name of a process, NULL when unknown
  * @describe: optional, writes one header line on what it knows
  * @user_code: optional, whether a user address lies in an executable
@@ -63,7 +49,7 @@ struct report_resolver {
 	void *ctx;
 	int (*sideband)(void *ctx, const void *msg, size_t len);
 	void (*resolve)(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exec_gen,
-			uint64_t addr, struct report_sym *out);
+			uint64_t addr, struct pvprof_sym *out);
 	const char *(*comm)(void *ctx, uint32_t pid, uint32_t exec_gen);
 	void (*describe)(void *ctx, FILE *f);
 	int (*user_code)(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t addr);
@@ -71,7 +57,7 @@ struct report_resolver {
 };
 
 void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid,
-		    uint32_t exec_gen, uint64_t addr, struct report_sym *sym);
+		    uint32_t exec_gen, uint64_t addr, struct pvprof_sym *sym);
 const char *sample_comm(const struct report_resolver *res, uint32_t pid,
 			uint32_t exec_gen, char *buf, size_t size);
 

@@ -122,7 +122,7 @@ int script_fields_parse(const char *arg, uint32_t *fields)
  * (idle, .init, .noinstr code) into one.  User frames keep perf's
  * "[unknown] (DSO)", which stackcollapse-perf.pl names after the DSO.
  */
-static void script_frame(FILE *f, const struct report_sym *sym, uint64_t addr,
+static void script_frame(FILE *f, const struct pvprof_sym *sym, uint64_t addr,
 			 bool kernel, uint32_t fields)
 {
 	char esc[REPORT_ESC_SIZE], esc_dso[REPORT_ESC_SIZE];
@@ -226,7 +226,7 @@ static int script_entry(void *opaque, const struct pvprof_st_view *v, uint64_t o
 	if (!(fields & SCRIPT_F_IP))
 		return ferror(c->f) ? 1 : 0;
 	for (i = first; i < end; i++) {
-		struct report_sym sym;
+		struct pvprof_sym sym;
 
 		report_frame_resolve(res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
 		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel, fields);

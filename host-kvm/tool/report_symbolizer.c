@@ -22,19 +22,9 @@ static int sym_sideband(void *ctx, const void *msg, size_t len)
 }
 
 static void sym_resolve(void *ctx, bool kernel_frame, uint32_t pid, uint32_t exec_gen,
-			uint64_t addr, struct report_sym *out)
+			uint64_t addr, struct pvprof_sym *out)
 {
-	struct pvprof_sym sym;
-
-	pvprof_symbolizer_resolve(ctx, kernel_frame, pid, exec_gen, addr, &sym);
-	out->symbol = sym.symbol;
-	out->dso = sym.dso;
-	out->offset = sym.offset;
-	out->image_start = sym.image_start;
-	out->image_end = sym.image_end;
-	out->image_pgoff = sym.image_pgoff;
-	out->build_id = sym.build_id;
-	out->build_id_size = sym.build_id_size;
+	pvprof_symbolizer_resolve(ctx, kernel_frame, pid, exec_gen, addr, out);
 }
 
 static int sym_user_code(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t addr)

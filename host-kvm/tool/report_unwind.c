@@ -457,7 +457,7 @@ int report_sample_frames(const struct report_resolver *res,
  */
 void report_frame_resolve(const struct report_resolver *res,
 			  const struct report_frames *fr, uint32_t i, uint32_t pid,
-			  uint32_t exec_gen, struct report_sym *sym)
+			  uint32_t exec_gen, struct pvprof_sym *sym)
 {
 	uint64_t addr = fr->addr[i];
 

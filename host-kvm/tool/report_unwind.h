@@ -68,6 +68,6 @@ int report_sample_frames(const struct report_resolver *res,
 			 const struct pvprof_st_view *v, struct report_frames *out);
 void report_frame_resolve(const struct report_resolver *res,
 			  const struct report_frames *fr, uint32_t i, uint32_t pid,
-			  uint32_t exec_gen, struct report_sym *sym);
+			  uint32_t exec_gen, struct pvprof_sym *sym);
 
 #endif /* KVM_PVPROF_REPORT_UNWIND_H */

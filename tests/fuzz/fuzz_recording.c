@@ -66,7 +66,7 @@ static void name_from(const struct names *n, uint64_t key, char *out, size_t siz
 }
 
 static void fuzz_resolve(void *ctx, bool kernel, uint32_t pid, uint32_t exec_gen,
-			 uint64_t addr, struct report_sym *out)
+			 uint64_t addr, struct pvprof_sym *out)
 {
 	struct names *n = ctx;
 

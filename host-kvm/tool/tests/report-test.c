@@ -224,7 +224,7 @@ static const struct {
 };
 
 static void fake_resolve(void *ctx, bool kernel, uint32_t pid, uint32_t exec_gen,
-			 uint64_t addr, struct report_sym *out)
+			 uint64_t addr, struct pvprof_sym *out)
 {
 	size_t i;
 
