@@ -157,7 +157,7 @@ check-unwind: deps
 bench: deps
 	tests/bench/run.sh $(if $(HZ),--hz $(HZ)) $(if $(REPS),--reps $(REPS))
 
-# Issue #29's freeze study (tests/nested/freeze/README.md): about 1 h 40 min
+# Issue #29's freeze study (tests/nested/freeze/README.md): about an hour
 # with the defaults; not in make check.
 freeze-study: deps modules guest-driver tool
 	O=$(O) tests/nested/freeze/run $(FREEZE_ARGS)

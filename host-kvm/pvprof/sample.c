@@ -42,6 +42,15 @@ module_param(pvprof_host_rate, uint, 0644);
 MODULE_PARM_DESC(pvprof_host_rate,
 		 "Samples per second pvprof takes over all VMs (default 100000); the rest count as throttled");
 
+/*
+ * An experiment's switch, not a tuning knob: 0 gives an interrupt due at a
+ * pvprof NMI KVM's own immediate exit (tests/nested/freeze/README.md).
+ */
+static bool pvprof_irq_waits_for_nmi = true;
+module_param(pvprof_irq_waits_for_nmi, bool, 0644);
+MODULE_PARM_DESC(pvprof_irq_waits_for_nmi,
+		 "An interrupt due at a pvprof NMI waits for the interrupt window (default 1); 0: KVM's immediate exit");
+
 static unsigned long pvprof_host_window_start;
 static atomic_t pvprof_host_window_samples = ATOMIC_INIT(0);
 
@@ -753,8 +762,8 @@ void __kvm_pvprof_vnmi_delivery(struct kvm_vcpu *vcpu)
 bool __kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
 {
 	/* The entry carries an NMI, not an exception that kept it back. */
-	if (!vcpu->arch.nmi_injected || vcpu->arch.exception.injected ||
-	    is_guest_mode(vcpu))
+	if (!READ_ONCE(pvprof_irq_waits_for_nmi) || !vcpu->arch.nmi_injected ||
+	    vcpu->arch.exception.injected || is_guest_mode(vcpu))
 		return false;
 	return pvprof_vcpu_find(vcpu);
 }

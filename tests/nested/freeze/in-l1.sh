@@ -8,6 +8,10 @@
 #            guest's self-NMIs: freeze_nmi_sink.c says why not QMP's)
 #   loaded   the same, with pvprof's KVM loaded and not enabled
 #   enabled  pvprof's KVM sampling at HZ (kvm-pvprof record)
+#   enabled-immediate  the same, with an interrupt due at a pvprof NMI
+#            given KVM's own immediate exit instead of waiting for the
+#            interrupt window (kvm.pvprof_irq_waits_for_nmi=0: hunk 15 of
+#            the hook patch switched off)
 # OUT/rounds.txt gets a line when the L2 is launched and when it is ready,
 # and a "start" line before and an "end" line after each round (so a round
 # that a frozen L1 never finished shows as a start without an end), with
@@ -29,6 +33,10 @@ TOOL=$O/bin/kvm-pvprof
 COUNTERS="exits nmi_injections nmi_window_exits irq_window_exits irq_exits io_exits"
 case "$config" in
 stock | loaded | enabled) ;;
+enabled-immediate)
+	echo 0 > /sys/module/kvm/parameters/pvprof_irq_waits_for_nmi ||
+		die "cannot switch off pvprof_irq_waits_for_nmi"
+	;;
 *) die "unknown configuration '$config'" ;;
 esac
 
@@ -107,7 +115,7 @@ done
 
 for ((n = 1; n <= rounds; n++)); do
 	echo "round $n start t=$(cut -d' ' -f1 /proc/uptime) $(counters)" >> "$out/rounds.txt"
-	if [ "$config" = enabled ]; then
+	if [[ "$config" = enabled* ]]; then
 		sample_pvprof "$n"
 	else
 		sample_perf_nmi "$n"
