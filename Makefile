@@ -29,6 +29,8 @@
 #   make bench      pvprof against host perf's IP-only sampling (tests/bench)
 #   make bench-core native, no VM: the host's callchain path and kvm-pvprof report/script
 #                   per sample against perf on the same samples (tests/bench-core; REPS=n)
+#   make freeze-study does pvprof make its nested host freeze (tests/nested/freeze;
+#                   about an hour; FREEZE_ARGS="--rates 1000 --rounds 5")
 #
 # Every suite ends with a line "N passed, N failed" and leaves its counts in
 # $(O)/results/<suite>; "make check" ends with the totals.
@@ -47,7 +49,7 @@ export CFLAGS_USER
 all: user
 
 help:
-	@sed -n '3,32p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,34p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
