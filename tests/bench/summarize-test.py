@@ -113,7 +113,7 @@ def write_window(runs, name, cond, w):
         write(os.path.join(runs, name + ".data-bytes"), f"{samples * 137}\n")
         write(os.path.join(runs, name + ".report-ns"), f"{samples * 50000}\n")
         write(os.path.join(runs, name + ".report.txt"),
-              f"# records: {samples} (0 bytes of stream), callchains: {samples} (0 in user mode)\n"
+              f"# stream entries: {samples} (0 bytes), callchains: {samples} (0 in user mode)\n"
               "# stale: 0, skewed: 0\n")
 
 

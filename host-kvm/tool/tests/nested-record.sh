@@ -324,7 +324,7 @@ done
 { kill -KILL "$rec_pid"; wait "$rec_pid"; } 2>/dev/null
 run -- report -i "$tmp/killed.data"
 if [ "$rc" = 0 ] && grep -q 'WARNING: the recording was not closed cleanly (no END section)' <<<"$out" &&
-   grep -qE '^# records: [1-9]' <<<"$out"; then
+   grep -qE '^# stream entries: [1-9]' <<<"$out"; then
 	pass "report: a killed recording is read, flagged as not closed cleanly"
 else
 	fail "report: a killed recording" "exit $rc: ${err:0:300} $(grep '^# re' <<<"$out")"
@@ -359,7 +359,7 @@ else
 	rrc=$?
 	run -- report -i "$tmp/vmm-exit.data"
 	if [ "$rrc" = 0 ] && [ "$rc" = 0 ] && grep -q 'stopped: the VM went away' <<<"$out" &&
-	   ! grep -q 'not closed cleanly' <<<"$out" && grep -qE '^# records: [1-9]' <<<"$out"; then
+	   ! grep -q 'not closed cleanly' <<<"$out" && grep -qE '^# stream entries: [1-9]' <<<"$out"; then
 		pass "record ends when the VMM exits, the recording closed cleanly"
 	else
 		fail "record ends when the VMM exits" "record exit $rrc: $(head -c 300 "$tmp/vmm-exit.err"); report exit $rc: $(grep -E '^# (re|st)' <<<"$out" | head -3)"

@@ -8,7 +8,7 @@
  * sampling become active (PVPROF_STATE_ACTIVE in its buffer) it publishes
  * through the sideband what the host tool needs to name it, as the guest
  * agent does: KERNEL, KSYMS with its own functions as kernel symbols, and
- * PROCESS pid 77 "chain-guest".  Its NMI
+ * PROCESS pid 77 "rec-guest".  Its NMI
  * handler answers every notice with a three-frame kernel callchain:
  * the interrupted IP, spin_outer and guest_code (in the kernel half).
  *
@@ -34,7 +34,7 @@ enum { STAGE_REGISTERED = 1, STAGE_ALIVE };
 #define BUF_GPA		0x300000ULL
 #define BUF_SIZE	(4 * PVPROF_PAGE_SIZE)
 #define GUEST_PID	77
-#define GUEST_COMM	"chain-guest"
+#define GUEST_COMM	"rec-guest"
 #define SPINS		(1U << 18)
 #define KADDR(p)	(PVPROF_KERNEL_HALF_START + (uint64_t)(uintptr_t)(p))
 
