@@ -129,7 +129,7 @@ struct pvprof_ctl_status {
 /* The stream: read(2) from the fd PVPROF_CTL_STREAM returns            */
 /* ------------------------------------------------------------------ */
 
-#define PVPROF_STREAM_VERSION		1
+#define PVPROF_STREAM_VERSION		2
 #define PVPROF_STREAM_ALIGN		8
 #define PVPROF_STREAM_MAX_ENTRY	40960U
 #define PVPROF_STREAM_MAX_READERS	8	/* stream fds open at once per VM */
@@ -164,15 +164,24 @@ struct pvprof_st_hello {
 	__u64 reserved0;
 };
 
-/* Callchain: a validated copy of the guest's callchain plus the notice facts. */
+/* Sample flags of a CALLCHAIN entry (stream version 2; 0 in version 1). */
+#define PVPROF_ST_SAMPLE_F_OWN_NMI	(1U << 0)	/* the guest ran pvprof's NMI path */
+#define PVPROF_ST_SAMPLE_F_ALL		((1U << 1) - 1)
+
+/*
+ * Callchain: a validated copy of the guest's callchain plus the notice facts.
+ * With PVPROF_ST_SAMPLE_F_OWN_NMI the sample hit the guest inside the NMI
+ * that pvprof injected, and chain is the stack that NMI interrupted;
+ * own_nmi_samples more samples hit it there while this one waited.
+ */
 struct pvprof_st_callchain {
 	struct pvprof_stream_hdr hdr;
 	__u64 notice_ip;		/* guest IP the host read */
 	__u64 guest_tsc;		/* guest TSC at the sample */
 	__u8  notice_cpl;
 	__u8  event;
-	__u16 reserved0;
-	__u32 reserved1;
+	__u16 sample_flags;		/* PVPROF_ST_SAMPLE_F_* */
+	__u32 own_nmi_samples;		/* more samples inside pvprof's NMI path */
 	struct pvprof_callchain chain;	/* followed by chain.nr_kernel + chain.nr_user frames */
 };
 
@@ -264,8 +273,8 @@ PVPROF_CHECK_OFFSET(pvprof_st_callchain, notice_ip, 24);
 PVPROF_CHECK_OFFSET(pvprof_st_callchain, guest_tsc, 32);
 PVPROF_CHECK_OFFSET(pvprof_st_callchain, notice_cpl, 40);
 PVPROF_CHECK_OFFSET(pvprof_st_callchain, event, 41);
-PVPROF_CHECK_OFFSET(pvprof_st_callchain, reserved0, 42);
-PVPROF_CHECK_OFFSET(pvprof_st_callchain, reserved1, 44);
+PVPROF_CHECK_OFFSET(pvprof_st_callchain, sample_flags, 42);
+PVPROF_CHECK_OFFSET(pvprof_st_callchain, own_nmi_samples, 44);
 PVPROF_CHECK_OFFSET(pvprof_st_callchain, chain, 48);
 
 PVPROF_CHECK_SIZE(pvprof_st_loss, 40);

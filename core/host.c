@@ -42,6 +42,7 @@ int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
 {
 	struct pvprof_geometry geo;
 	bool nmi_owed = r->nmi_owed;
+	bool own_nmi_delivered = r->own_nmi_delivered;
 	int ret;
 
 	ret = pvprof_geometry_init(&geo, size);
@@ -56,6 +57,7 @@ int pvprof_host_ring_init(struct pvprof_host_ring *r, __u64 size,
 	 * before REGISTER returns.
 	 */
 	r->nmi_owed = nmi_owed;
+	r->own_nmi_delivered = own_nmi_delivered;
 	r->geo = geo;
 	r->max_depth = max_depth && max_depth < PVPROF_MAX_DEPTH ?
 		       max_depth : PVPROF_MAX_DEPTH;
@@ -136,29 +138,44 @@ bool pvprof_host_identity_ok(const struct pvprof_buf_header *h,
 }
 
 /**
- * pvprof_acct_sample_lost() - count a sample that did not become a notice
+ * pvprof_acct_sample_lost() - count samples that did not become a notice
  * @acct: the vCPU's counters
  * @reason: sample-level PVPROF_LOSS_* reason; out-of-range values are
  *	counted as samples only, which unbalances the books visibly
+ * @n: how many (a pending sample lost counts the samples folded into it)
  */
-void pvprof_acct_sample_lost(struct pvprof_vcpu_acct *acct, unsigned int reason)
+void pvprof_acct_sample_lost(struct pvprof_vcpu_acct *acct, unsigned int reason,
+			     __u64 n)
 {
-	acct->samples++;
+	acct->samples += n;
 	if (reason < PVPROF_LOSS_NR)
-		acct->losses[reason]++;
+		acct->losses[reason] += n;
 }
 
 /**
- * pvprof_host_sample_lost() - count a lost sample of a registered vCPU
+ * pvprof_host_sample_lost() - count lost samples of a registered vCPU
  * @r: the registration; its next notice carries PVPROF_NOTICE_F_LOST_BEFORE
  * @acct: the vCPU's counters
  * @reason: sample-level PVPROF_LOSS_* reason
+ * @n: how many
  */
 void pvprof_host_sample_lost(struct pvprof_host_ring *r,
-			     struct pvprof_vcpu_acct *acct, unsigned int reason)
+			     struct pvprof_vcpu_acct *acct, unsigned int reason,
+			     __u64 n)
 {
-	pvprof_acct_sample_lost(acct, reason);
+	pvprof_acct_sample_lost(acct, reason, n);
 	r->lost_before = true;
+}
+
+/**
+ * pvprof_sample_weight() - the samples a pending sample stands for
+ * @s: the sample
+ *
+ * Return: 1 plus the samples folded into it (pvprof_sample_fold()).
+ */
+__u64 pvprof_sample_weight(const struct pvprof_sample *s)
+{
+	return 1 + (__u64)s->own_nmi_samples;
 }
 
 /**
@@ -233,7 +250,8 @@ bool pvprof_host_notice_prepare(struct pvprof_host_ring *r,
 
 	if (!pvprof_ring_valid(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS) ||
 	    pvprof_ring_full(r->notice_head, guest_notice_tail, PVPROF_NOTICE_SLOTS)) {
-		pvprof_host_sample_lost(r, acct, PVPROF_LOSS_NOTICE_RING_FULL);
+		pvprof_host_sample_lost(r, acct, PVPROF_LOSS_NOTICE_RING_FULL,
+					pvprof_sample_weight(s));
 		return false;
 	}
 	if (r->notice_head + 1 - r->resolved_seq > PVPROF_HOST_HISTORY) {
@@ -247,6 +265,8 @@ bool pvprof_host_notice_prepare(struct pvprof_host_ring *r,
 	fact->guest_tsc = out->guest_tsc;
 	fact->cpl = out->cpl;
 	fact->event = out->event;
+	fact->sample_flags = s->flags;
+	fact->own_nmi_samples = s->own_nmi_samples;
 	*offset = pvprof_notice_offset(r->notice_head);
 	return true;
 }
@@ -389,7 +409,8 @@ enum pvprof_nmi_gate pvprof_host_nmi_gate(struct pvprof_host_ring *r,
  */
 bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending)
 {
-	if (!r->nmi_owed || more_nmis_pending)
+	r->own_nmi_delivered = r->nmi_owed && !more_nmis_pending;
+	if (!r->own_nmi_delivered)
 		return false;
 	r->nmi_owed = false;
 	r->nmi_delivered++;
@@ -407,6 +428,45 @@ bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending
 void pvprof_host_nmis_discarded(struct pvprof_host_ring *r)
 {
 	r->nmi_owed = false;
+	r->own_nmi_delivered = false;
+}
+
+/**
+ * pvprof_host_in_own_nmi() - is the guest running pvprof's own NMI path
+ * @r: the vCPU's registration state (registered or not)
+ * @nmi_masked: the guest's NMIs are masked: it is handling an NMI
+ *
+ * The NMI being handled is the last one delivered, and pvprof's when
+ * pvprof_host_nmi_delivery() attributed it.  A sample taken there measures
+ * pvprof, not the code the NMI interrupted (spec pvprof-own-nmi-samples).
+ *
+ * Context: any, on the vCPU's thread (the overflow handler included).
+ * Return: true when a sample taken now lands in pvprof's NMI path.
+ */
+bool pvprof_host_in_own_nmi(const struct pvprof_host_ring *r, bool nmi_masked)
+{
+	return nmi_masked && PVPROF_READ_ONCE(r->own_nmi_delivered);
+}
+
+/**
+ * pvprof_sample_fold() - fold a new sample into the pending one
+ * @pending: the sample still waiting to become a notice
+ * @in_own_nmi: the new sample hit pvprof's own NMI path
+ *
+ * A pending sample waits while the guest handles the NMI that reads the
+ * notices before it; samples taken meanwhile inside that NMI would all be
+ * answered with one stack (the one the NMI interrupted), so they ride
+ * along with the pending sample instead of being lost.  Any other sample
+ * the caller counts as PVPROF_LOSS_SLOT_BUSY.
+ *
+ * Return: true when the new sample was folded into @pending.
+ */
+bool pvprof_sample_fold(struct pvprof_sample *pending, bool in_own_nmi)
+{
+	if (!in_own_nmi || pending->own_nmi_samples == (__u32)~0U)
+		return false;
+	pending->own_nmi_samples++;
+	return true;
 }
 
 /**

@@ -63,12 +63,16 @@ struct pvprof_vcpu_acct {
  * @guest_tsc: guest TSC
  * @cpl: guest CPL
  * @event: PVPROF_EVENT_*
+ * @sample_flags: the sample's PVPROF_ST_SAMPLE_F_*
+ * @own_nmi_samples: samples folded into it
  */
 struct pvprof_notice_facts {
 	__u64 ip;
 	__u64 guest_tsc;
 	__u8 cpl;
 	__u8 event;
+	__u16 sample_flags;
+	__u32 own_nmi_samples;
 };
 
 /**
@@ -83,6 +87,9 @@ struct pvprof_notice_facts {
  * @nmi_head: notice_head when the last pvprof NMI was injected
  * @nmi_owed: a pvprof NMI was injected and no delivery was attributed to
  *	it yet; outlives the registration, like the NMI itself
+ * @own_nmi_delivered: the last NMI KVM delivered to the vCPU was pvprof's,
+ *	so while the guest's NMIs are masked it runs pvprof's NMI path;
+ *	outlives the registration too
  * @nmi_delivered: deliveries attributed to pvprof during this registration
  *	(header nmi_delivered), from 0
  * @nmi_answer_tail: the guest's notice_tail when the last pvprof NMI was
@@ -103,6 +110,7 @@ struct pvprof_host_ring {
 	__u64 chain_tail;
 	__u64 nmi_head;
 	bool nmi_owed;
+	bool own_nmi_delivered;
 	__u64 nmi_delivered;
 	__u64 nmi_answer_tail;
 	__u32 nmi_unanswered;
@@ -134,9 +142,12 @@ bool pvprof_host_header_clean(const struct pvprof_buf_header *h);
 bool pvprof_host_identity_ok(const struct pvprof_buf_header *h,
 			     const struct pvprof_host_ring *r);
 
-void pvprof_acct_sample_lost(struct pvprof_vcpu_acct *acct, unsigned int reason);
+void pvprof_acct_sample_lost(struct pvprof_vcpu_acct *acct, unsigned int reason,
+			     __u64 n);
+__u64 pvprof_sample_weight(const struct pvprof_sample *s);
 void pvprof_host_sample_lost(struct pvprof_host_ring *r,
-			     struct pvprof_vcpu_acct *acct, unsigned int reason);
+			     struct pvprof_vcpu_acct *acct, unsigned int reason,
+			     __u64 n);
 __u64 pvprof_acct_sample_losses(const struct pvprof_vcpu_acct *acct);
 __u64 pvprof_acct_notice_outcomes(const struct pvprof_vcpu_acct *acct);
 const char *pvprof_loss_name(unsigned int reason);
@@ -155,6 +166,8 @@ enum pvprof_nmi_gate pvprof_host_nmi_gate(struct pvprof_host_ring *r,
 					  bool nmi_held, bool nmi_masked);
 bool pvprof_host_nmi_delivery(struct pvprof_host_ring *r, bool more_nmis_pending);
 void pvprof_host_nmis_discarded(struct pvprof_host_ring *r);
+bool pvprof_host_in_own_nmi(const struct pvprof_host_ring *r, bool nmi_masked);
+bool pvprof_sample_fold(struct pvprof_sample *pending, bool in_own_nmi);
 __u32 pvprof_host_callchains_ready(struct pvprof_host_ring *r,
 				   struct pvprof_vcpu_acct *acct, __u64 guest_chain_head);
 __u32 pvprof_host_callchain_offset(const struct pvprof_host_ring *r);

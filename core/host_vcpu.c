@@ -50,7 +50,7 @@ static void vcpu_sample_lost(const struct pvprof_host_vcpu *v, unsigned int reas
 	struct pvprof_sample sample;
 
 	if (v->ops->take_sample(v->ctx, &sample))
-		pvprof_acct_sample_lost(v->acct, reason);
+		pvprof_acct_sample_lost(v->acct, reason, pvprof_sample_weight(&sample));
 }
 
 /*
@@ -184,7 +184,8 @@ static int vcpu_write_notice(const struct pvprof_host_vcpu *v, __u64 tail,
 					&notice, &off))
 		return 0;
 	if (ops->write(v->ctx, off, &notice, sizeof(notice))) {
-		pvprof_host_sample_lost(v->ring, v->acct, PVPROF_LOSS_BUFFER_GONE);
+		pvprof_host_sample_lost(v->ring, v->acct, PVPROF_LOSS_BUFFER_GONE,
+					pvprof_sample_weight(&sample));
 		return -PVPROF_EFAULT;
 	}
 	/* The notice is visible before the index that publishes it. */
@@ -273,12 +274,12 @@ void pvprof_host_vcpu_fold_losses(const struct pvprof_host_vcpu *v,
 		__u64 n = lost - folded[r];
 
 		folded[r] = lost;
-		while (n--) {
-			if (v->registered)
-				pvprof_host_sample_lost(v->ring, v->acct, r);
-			else
-				pvprof_acct_sample_lost(v->acct, r);
-		}
+		if (!n)
+			continue;
+		if (v->registered)
+			pvprof_host_sample_lost(v->ring, v->acct, r, n);
+		else
+			pvprof_acct_sample_lost(v->acct, r, n);
 	}
 }
 

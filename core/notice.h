@@ -15,6 +15,9 @@
  * @period: event period the sample stands for
  * @cpl: guest CPL, 0..3
  * @event: PVPROF_EVENT_*
+ * @flags: PVPROF_ST_SAMPLE_F_* (the guest was inside pvprof's own NMI path)
+ * @own_nmi_samples: later samples that hit pvprof's NMI path while this one
+ *	was pending, folded into it (pvprof_sample_fold())
  */
 struct pvprof_sample {
 	__u64 host_time_ns;
@@ -23,6 +26,8 @@ struct pvprof_sample {
 	__u64 period;
 	__u8 cpl;
 	__u8 event;
+	__u16 flags;
+	__u32 own_nmi_samples;
 };
 
 /**

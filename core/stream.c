@@ -94,6 +94,8 @@ __u32 pvprof_st_put_callchain(void *buf, __u32 cap, __u32 vcpu_id, __u64 time_ns
 	r.guest_tsc = facts->guest_tsc;
 	r.notice_cpl = facts->cpl;
 	r.event = facts->event;
+	r.sample_flags = facts->sample_flags & PVPROF_ST_SAMPLE_F_ALL;
+	r.own_nmi_samples = facts->own_nmi_samples;
 	pvprof_memcpy(&r.chain, chain, sizeof(r.chain));
 	r.chain.size = (__u16)chain_size;
 	r.chain.reserved0 = 0;
@@ -218,9 +220,11 @@ static enum pvprof_st_status decode_callchain(struct pvprof_st_view *v)
 	} else if (c->chain.size != sizeof(c->chain) + 8U * nr) {
 		return PVPROF_ST_BAD_SIZE;
 	}
-	if (c->reserved0 || c->reserved1 || c->chain.reserved0)
+	if (c->chain.reserved0)
 		return PVPROF_ST_RESERVED;
-	if (c->chain.flags & ~PVPROF_CHAIN_F_ALL)
+	/* Version 1 wrote zeroes here, which read the same in version 2. */
+	if (c->chain.flags & ~PVPROF_CHAIN_F_ALL ||
+	    c->sample_flags & ~PVPROF_ST_SAMPLE_F_ALL)
 		return PVPROF_ST_BAD_FIELD;
 	v->nr_frames = nr;
 	return PVPROF_ST_OK;
@@ -252,7 +256,8 @@ static enum pvprof_st_status decode_body(struct pvprof_st_view *v)
 		pvprof_memcpy(&v->u.hello, v->raw, sizeof(v->u.hello));
 		if (v->u.hello.reserved0)
 			return PVPROF_ST_RESERVED;
-		if (v->u.hello.stream_version != PVPROF_STREAM_VERSION)
+		if (v->u.hello.stream_version < PVPROF_STREAM_VERSION_MIN ||
+		    v->u.hello.stream_version > PVPROF_STREAM_VERSION)
 			return PVPROF_ST_BAD_FIELD;
 		return PVPROF_ST_OK;
 	case PVPROF_ST_CALLCHAIN:

@@ -9,6 +9,9 @@
 #include "pvprof_core.h"
 #include "host.h"
 
+/* The oldest stream version the decoder reads: version 1 is version 2 with zeroes. */
+#define PVPROF_STREAM_VERSION_MIN	1
+
 /**
  * enum pvprof_st_status - result of decoding one stream entry
  * @PVPROF_ST_OK: an entry was decoded (its type may be unknown: skip it)

@@ -293,11 +293,11 @@ bool sim_put_notice(struct sim_vcpu *v, __u64 ip, __u8 cpl)
 	__u32 off;
 
 	if (!v->registered) {
-		pvprof_acct_sample_lost(&v->acct, PVPROF_LOSS_UNREGISTERED);
+		pvprof_acct_sample_lost(&v->acct, PVPROF_LOSS_UNREGISTERED, 1);
 		return false;
 	}
 	if (!identity_ok(v)) {
-		pvprof_host_sample_lost(&v->ring, &v->acct, PVPROF_LOSS_BUFFER_GONE);
+		pvprof_host_sample_lost(&v->ring, &v->acct, PVPROF_LOSS_BUFFER_GONE, 1);
 		v->identity_drops++;
 		sim_host_unregister(v);
 		return false;

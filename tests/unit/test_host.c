@@ -423,13 +423,13 @@ END_TEST
 START_TEST(host_other_sample_losses)
 {
 	setup(8192);
-	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_THROTTLED);
-	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_NESTED);
-	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_SMM);
-	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_PROTECTED);
-	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_UNREGISTERED);
-	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_SLOT_BUSY);
-	pvprof_host_sample_lost(&ring, &acct, PVPROF_LOSS_BUFFER_GONE);
+	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_THROTTLED, 1);
+	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_NESTED, 1);
+	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_SMM, 1);
+	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_PROTECTED, 1);
+	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_UNREGISTERED, 1);
+	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_SLOT_BUSY, 1);
+	pvprof_host_sample_lost(&ring, &acct, PVPROF_LOSS_BUFFER_GONE, 1);
 	ck_assert(ring.lost_before);
 	ck_assert_uint_eq(pvprof_acct_sample_losses(&acct), 7);
 	assert_balanced();
@@ -438,7 +438,7 @@ START_TEST(host_other_sample_losses)
 	acct.losses[PVPROF_LOSS_STREAM_OVERFLOW] = 5;
 	ck_assert_uint_eq(pvprof_acct_sample_losses(&acct), 7);
 	/* An unknown reason unbalances the books instead of vanishing. */
-	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_NR);
+	pvprof_acct_sample_lost(&acct, PVPROF_LOSS_NR, 1);
 	ck_assert_uint_ne(acct.samples, acct.notices + pvprof_acct_sample_losses(&acct));
 }
 END_TEST

@@ -173,8 +173,12 @@ START_TEST(stream_decode_reserved_and_fields)
 	hdr()->reserved0 = 1;
 	ck_assert_int_eq(decode(40, &v), PVPROF_ST_RESERVED);
 	hdr()->reserved0 = 0;
-	hello->stream_version = 2;
+	hello->stream_version = PVPROF_STREAM_VERSION + 1;
 	ck_assert_int_eq(decode(40, &v), PVPROF_ST_BAD_FIELD);
+	hello->stream_version = 0;
+	ck_assert_int_eq(decode(40, &v), PVPROF_ST_BAD_FIELD);
+	hello->stream_version = 1;	/* version 1 recordings stay readable */
+	ck_assert_int_eq(decode(40, &v), PVPROF_ST_OK);
 
 	pvprof_st_put_loss(buf, sizeof(buf), 0, 0, 0, 1);
 	loss->reason = PVPROF_LOSS_NR;
@@ -209,10 +213,31 @@ START_TEST(stream_decode_callchain_inconsistent)
 	c->chain.flags = PVPROF_CHAIN_F_USTACK;	/* no room for a snapshot */
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_SIZE);
 	c->chain.flags = 0;
-	c->reserved1 = 1;
+	c->sample_flags = PVPROF_ST_SAMPLE_F_ALL + 1;
+	ck_assert_int_eq(decode(n, &v), PVPROF_ST_BAD_FIELD);
+	c->sample_flags = 0;
+	c->chain.reserved0 = 1;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_RESERVED);
-	c->reserved1 = 0;
+	c->chain.reserved0 = 0;
 	ck_assert_int_eq(decode(n, &v), PVPROF_ST_OK);
+}
+END_TEST
+
+/* The sample's own-NMI facts reach the stream entry as the host kept them. */
+START_TEST(stream_callchain_own_nmi_facts)
+{
+	struct pvprof_notice_facts f = { .ip = KADDR(0),
+					 .sample_flags = PVPROF_ST_SAMPLE_F_OWN_NMI,
+					 .own_nmi_samples = 3 };
+	struct test_slot slot;
+	struct pvprof_st_view v;
+	__u32 n;
+
+	test_kernel_chain(&slot, 1, 2, 2);
+	n = pvprof_st_put_callchain(buf, sizeof(buf), 0, 0, &f, &slot.chain);
+	ck_assert_int_eq(decode(n, &v), PVPROF_ST_OK);
+	ck_assert_uint_eq(v.u.callchain.sample_flags, PVPROF_ST_SAMPLE_F_OWN_NMI);
+	ck_assert_uint_eq(v.u.callchain.own_nmi_samples, 3);
 }
 END_TEST
 
@@ -395,6 +420,7 @@ Suite *stream_suite(void)
 	PVPROF_ADD_TEST(s, stream_decode_bad_sizes);
 	PVPROF_ADD_TEST(s, stream_decode_reserved_and_fields);
 	PVPROF_ADD_TEST(s, stream_decode_callchain_inconsistent);
+	PVPROF_ADD_TEST(s, stream_callchain_own_nmi_facts);
 	PVPROF_ADD_TEST(s, stream_decode_sideband_inconsistent);
 	PVPROF_ADD_TEST(s, stream_iter_walks_and_skips_unknown);
 	PVPROF_ADD_TEST(s, stream_iter_needs_hello_and_stops_on_error);
