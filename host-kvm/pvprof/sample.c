@@ -169,6 +169,7 @@ static void pvprof_overflow(struct perf_event *event,
 	struct pvprof_vcpu *pv = event->overflow_handler_context;
 	struct kvm_vcpu *vcpu = pv->vcpu;
 	struct pvprof_vm *pvm;
+	bool in_own_nmi;
 	u8 handling;
 
 	if (kvm_get_running_vcpu() != vcpu)
@@ -195,9 +196,16 @@ static void pvprof_overflow(struct perf_event *event,
 		pvprof_irq_lost(pv, PVPROF_LOSS_THROTTLED);
 		goto request;
 	}
-	/* Acquire: the vCPU thread finished copying the slot before clearing. */
+	in_own_nmi = pvprof_host_in_own_nmi(&pv->ring,
+					    static_call(kvm_x86_get_nmi_mask)(vcpu));
+	/*
+	 * Acquire: the vCPU thread finished copying the slot before clearing.
+	 * Folding into a full slot races with nothing: the vCPU thread takes
+	 * the slot on this same thread, outside this window.
+	 */
 	if (smp_load_acquire(&pv->slot_full)) {
-		pvprof_irq_lost(pv, PVPROF_LOSS_SLOT_BUSY);
+		if (!pvprof_sample_fold(&pv->slot, in_own_nmi))
+			pvprof_irq_lost(pv, PVPROF_LOSS_SLOT_BUSY);
 		goto request;
 	}
 	pv->slot.host_time_ns = ktime_get_mono_fast_ns();
@@ -206,6 +214,8 @@ static void pvprof_overflow(struct perf_event *event,
 	pv->slot.cpl = static_call(kvm_x86_get_cpl)(vcpu);
 	pv->slot.event = pvm->config.event;
 	pv->slot.period = event->hw.last_period;
+	pv->slot.flags = in_own_nmi ? PVPROF_ST_SAMPLE_F_OWN_NMI : 0;
+	pv->slot.own_nmi_samples = 0;
 	/* Release: the slot is complete before the vCPU thread sees it full. */
 	smp_store_release(&pv->slot_full, 1);
 request:

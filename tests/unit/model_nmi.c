@@ -55,6 +55,13 @@ struct params {
 	int hostile;		/* percent of steps the guest scribbles on its buffer */
 };
 
+/* What the reference expects of a notice's stream entry. */
+struct seq_ref {
+	__u64 ip;
+	bool own_nmi;			/* the sample hit pvprof's NMI path */
+	__u32 folded;			/* samples of that path folded into it */
+};
+
 struct model {
 	struct sim_vcpu v;
 	struct params p;
@@ -70,7 +77,7 @@ struct model {
 	bool progress_since_nmi;
 	bool swallow_nmi;
 	bool want_register;
-	__u64 pending_ip;		/* of the sample in the host's slot */
+	struct seq_ref pending;		/* the sample in the host's slot */
 	__u64 nmis_delivered;
 	__u64 attributed;		/* deliveries the host attributed to pvprof */
 	__u64 not_attributed;
@@ -98,6 +105,8 @@ struct model {
 	__u64 ref_nmis;
 	__u64 ref_unconsumed;		/* written, not consumed by the guest */
 	bool ref_owed;			/* a pvprof NMI not yet attributed a delivery */
+	bool ref_last_ours;		/* the last delivery was attributed to pvprof */
+	__u64 ref_folded;		/* samples folded into a pending one */
 	__u64 ref_in_ring;		/* callchain slots posted, not drained */
 	__u64 ref_ring_callchains;	/* of those, callchains */
 	__u64 ref_callchains;		/* drained */
@@ -106,7 +115,7 @@ struct model {
 	__u64 ref_reg_answered;		/* this registration, drained */
 	__u64 ref_unanswered_closed;	/* unanswered of ended registrations */
 
-	__u64 *ip_of_seq;		/* this registration's notices */
+	struct seq_ref *of_seq;		/* this registration's notices */
 	size_t stream_pos;		/* stream bytes checked so far */
 	__u64 last_seq;			/* this registration's last callchain */
 };
@@ -320,6 +329,7 @@ static void deliver_nmi(struct model *m)
 	m->v.nmi_pending--;
 	more = m->v.nmi_pending || m->v.nmi_queued;
 	ours = m->ref_owed && !more;
+	m->ref_last_ours = ours;
 	visible = sim_host_nmi_delivery(&m->v, more);
 	MCHECK(m, !visible || ours, "the host attributed a delivery it did not owe");
 	if (ours) {
@@ -379,9 +389,16 @@ static void check_new_callchains(struct model *m)
 		       (unsigned long long)sv.u.callchain.chain.seq,
 		       (unsigned long long)m->last_seq);
 		m->last_seq = sv.u.callchain.chain.seq;
-		MCHECK(m, sv.u.callchain.notice_ip == m->ip_of_seq[m->last_seq],
+		MCHECK(m, sv.u.callchain.notice_ip == m->of_seq[m->last_seq].ip,
 		       "callchain of seq %llu carries another notice's IP",
 		       (unsigned long long)m->last_seq);
+		RCHECK(m, sv.u.callchain.sample_flags ==
+		       (m->of_seq[m->last_seq].own_nmi ? PVPROF_ST_SAMPLE_F_OWN_NMI : 0) &&
+		       sv.u.callchain.own_nmi_samples == m->of_seq[m->last_seq].folded,
+		       "callchain of seq %llu: sample flags %u, %u folded; reference %d, %u",
+		       (unsigned long long)m->last_seq, sv.u.callchain.sample_flags,
+		       sv.u.callchain.own_nmi_samples, m->of_seq[m->last_seq].own_nmi,
+		       m->of_seq[m->last_seq].folded);
 		MCHECK(m, sv.nr_frames >= 1, "callchain without frames");
 		for (i = 0; i < sv.nr_frames; i++)
 			MCHECK(m, i < sv.u.callchain.chain.nr_kernel ?
@@ -395,18 +412,35 @@ static void check_new_callchains(struct model *m)
 	}
 }
 
-/* A sample of guest code: the overflow handler fills the slot or counts a loss. */
+/*
+ * A sample of guest code: the overflow handler fills the slot, folds a
+ * sample of pvprof's own NMI path (masked after a delivery attributed to
+ * pvprof) into the pending one, or counts a loss.
+ */
 static void overflow(struct model *m)
 {
 	bool user = chance(m, 40);
 	__u64 ip = user ? UADDR(rnd(m) % 0x100000) : KADDR(rnd(m) % 0x100000);
+	bool own_nmi = m->v.nmi_masked && m->ref_last_ours;
+	bool full = m->v.slot_full;
 
-	if (sim_overflow(&m->v, ip, user ? 3 : 0)) {
-		m->pending_ip = ip;
+	switch (sim_overflow(&m->v, ip, user ? 3 : 0)) {
+	case SIM_SAMPLE_PENDING:
+		MCHECK(m, !full, "a sample replaced the pending one");
+		m->pending = (struct seq_ref){ .ip = ip, .own_nmi = own_nmi };
+		return;
+	case SIM_SAMPLE_FOLDED:
+		RCHECK(m, full && own_nmi, "folded a sample %s",
+		       full ? "outside pvprof's NMI path" : "into an empty slot");
+		m->pending.folded++;
+		m->ref_folded++;
+		return;
+	case SIM_SAMPLE_LOST:
+		RCHECK(m, full && !own_nmi, "lost a sample of pvprof's NMI path");
+		m->ref_samples++;
+		m->ref_slot_busy++;
 		return;
 	}
-	m->ref_samples++;
-	m->ref_slot_busy++;
 }
 
 /*
@@ -430,17 +464,19 @@ static void host_work(struct model *m)
 	__u64 windows = m->v.nmi_windows_opened;
 	__u64 chain_tail = m->v.ring.chain_tail;
 	bool waits, injected, opened;
-	__u64 drained;
+	__u64 drained, lost_weight;
 
 	sim_host_entry(&m->v);
 	waits = m->v.slot_full;
-	if (pending && !waits)
-		m->ref_samples++;
+	/* A lost sample counts the samples folded into it; a notice, itself. */
+	lost_weight = 1 + (__u64)m->pending.folded;
 	if (!registered) {
 		MCHECK(m, !waits, "a sample waits without a registration");
 		MCHECK(m, a->notices == notices, "notice written without a registration");
-		if (pending)
-			m->ref_unregistered++;
+		if (pending) {
+			m->ref_samples += lost_weight;
+			m->ref_unregistered += lost_weight;
+		}
 		return;
 	}
 	RCHECK(m, m->v.registered, "the host dropped an honest guest's registration");
@@ -455,13 +491,15 @@ static void host_work(struct model *m)
 		RCHECK(m, wrote == room, "notice %s with %llu unconsumed",
 		       wrote ? "written" : "refused", (unsigned long long)m->ref_unconsumed);
 		if (wrote) {
+			m->ref_samples++;
 			m->ref_notices++;
 			m->ref_reg_notices++;
 			m->ref_unconsumed++;
 			MCHECK(m, m->ref_reg_notices < MAX_SEQ, "model seq table too small");
-			m->ip_of_seq[m->ref_reg_notices] = m->pending_ip;
+			m->of_seq[m->ref_reg_notices] = m->pending;
 		} else {
-			m->ref_ring_full++;
+			m->ref_samples += lost_weight;
+			m->ref_ring_full += lost_weight;
 		}
 	}
 
@@ -703,8 +741,8 @@ static void run_model(struct params p)
 		m->p.p_fault = rnd(m) % 2 ? (int)(rnd(m) % 25) : 0;
 	}
 	drain = m->p.p_drain;
-	m->ip_of_seq = calloc(MAX_SEQ, sizeof(*m->ip_of_seq));
-	ck_assert_ptr_nonnull(m->ip_of_seq);
+	m->of_seq = calloc(MAX_SEQ, sizeof(*m->of_seq));
+	ck_assert_ptr_nonnull(m->of_seq);
 	m->running = true;
 	sim_init(&m->v, 0);
 	do_register(m);
@@ -755,7 +793,7 @@ static void run_model(struct params p)
 	printf("  seed %-4llu size %5u drain %3d%% iret %2d foreign %2d: samples %llu notices %llu callchains %llu "
 	       "stale %llu unanswered %llu ring_full %llu unregistered %llu nmis %llu "
 	       "delivered %llu (pvprof %llu) foreign %llu unclaimed %llu swallowed %llu unknown %llu "
-	       "faults %llu nested %llu merged %llu window_exits %llu\n",
+	       "faults %llu nested %llu merged %llu window_exits %llu slot_busy %llu folded %llu\n",
 	       (unsigned long long)p.seed, m->p.size, drain, m->p.p_iret, m->p.p_foreign,
 	       (unsigned long long)a->samples, (unsigned long long)a->notices,
 	       (unsigned long long)a->callchains,
@@ -768,9 +806,11 @@ static void run_model(struct params p)
 	       (unsigned long long)m->unclaimed, (unsigned long long)m->swallowed,
 	       (unsigned long long)m->unknown, (unsigned long long)m->faults,
 	       (unsigned long long)m->nested, (unsigned long long)m->merged,
-	       (unsigned long long)m->window_exits);
+	       (unsigned long long)m->window_exits,
+	       (unsigned long long)a->losses[PVPROF_LOSS_SLOT_BUSY],
+	       (unsigned long long)m->ref_folded);
 	fflush(stdout);
-	free(m->ip_of_seq);
+	free(m->of_seq);
 	sim_free(&m->v);
 	free(m);
 }

@@ -219,21 +219,27 @@ static struct pvprof_host_vcpu host_view(struct sim_vcpu *v)
 
 /*
  * The overflow handler, at a sample of guest code: it leaves the sample in
- * the slot or, finding the slot taken, counts it lost for the host's next
- * pass to fold.
+ * the slot or, finding the slot taken, folds it into the pending one (a
+ * sample of pvprof's own NMI path) or counts it lost for the host's next
+ * pass to fold into the books.
  */
-bool sim_overflow(struct sim_vcpu *v, __u64 ip, __u8 cpl)
+enum sim_sample sim_overflow(struct sim_vcpu *v, __u64 ip, __u8 cpl)
 {
+	bool in_own_nmi = pvprof_host_in_own_nmi(&v->ring, v->nmi_masked);
+
 	if (v->slot_full) {
+		if (pvprof_sample_fold(&v->slot, in_own_nmi))
+			return SIM_SAMPLE_FOLDED;
 		v->irq_losses[PVPROF_LOSS_SLOT_BUSY]++;
-		return false;
+		return SIM_SAMPLE_LOST;
 	}
 	v->slot = (struct pvprof_sample){
 		.ip = ip, .cpl = cpl, .host_time_ns = v->acct.samples,
 		.guest_tsc = 7 * v->acct.samples,
+		.flags = in_own_nmi ? PVPROF_ST_SAMPLE_F_OWN_NMI : 0,
 	};
 	v->slot_full = true;
-	return true;
+	return SIM_SAMPLE_PENDING;
 }
 
 /*

@@ -56,7 +56,8 @@ void sim_init(struct sim_vcpu *v, __u32 vcpu_id);
 int sim_register(struct sim_vcpu *v, __u32 size, __u32 max_depth);
 
 /* The host as the KVM module runs it. */
-bool sim_overflow(struct sim_vcpu *v, __u64 ip, __u8 cpl);
+enum sim_sample { SIM_SAMPLE_PENDING, SIM_SAMPLE_FOLDED, SIM_SAMPLE_LOST };
+enum sim_sample sim_overflow(struct sim_vcpu *v, __u64 ip, __u8 cpl);
 int sim_host_entry(struct sim_vcpu *v);
 __u32 sim_host_drain(struct sim_vcpu *v);
 bool sim_host_nmi_delivery(struct sim_vcpu *v, bool more_nmis_pending);
