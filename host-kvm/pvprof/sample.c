@@ -43,13 +43,27 @@ MODULE_PARM_DESC(pvprof_host_rate,
 		 "Samples per second pvprof takes over all VMs (default 100000); the rest count as throttled");
 
 /*
- * An experiment's switch, not a tuning knob: 0 gives an interrupt due at a
- * pvprof NMI KVM's own immediate exit (tests/nested/freeze/README.md).
+ * Whether an interrupt due at a pvprof NMI waits for the interrupt window
+ * (__kvm_pvprof_irq_waits_for_window()).  It saves an exit per such
+ * interrupt, but a host that itself ran under QEMU's emulation froze with
+ * it (4 freezes in 60 rounds, none in 45 without it:
+ * tests/nested/freeze/README.md), so by default only a host on hardware
+ * uses it.  -1: only without X86_FEATURE_HYPERVISOR; 0: never (KVM's own
+ * immediate exit); 1: always.
  */
-static bool pvprof_irq_waits_for_nmi = true;
-module_param(pvprof_irq_waits_for_nmi, bool, 0644);
+static int pvprof_irq_waits_for_nmi = -1;
+module_param(pvprof_irq_waits_for_nmi, int, 0644);
 MODULE_PARM_DESC(pvprof_irq_waits_for_nmi,
-		 "An interrupt due at a pvprof NMI waits for the interrupt window (default 1); 0: KVM's immediate exit");
+		 "An interrupt due at a pvprof NMI waits for the interrupt window: -1 (default) on hardware only, 0 never, 1 always");
+
+static bool pvprof_irq_may_wait(void)
+{
+	int mode = READ_ONCE(pvprof_irq_waits_for_nmi);
+
+	if (mode < 0)
+		return !boot_cpu_has(X86_FEATURE_HYPERVISOR);
+	return mode;
+}
 
 static unsigned long pvprof_host_window_start;
 static atomic_t pvprof_host_window_samples = ATOMIC_INIT(0);
@@ -772,7 +786,7 @@ void __kvm_pvprof_vnmi_delivery(struct kvm_vcpu *vcpu)
 bool __kvm_pvprof_irq_waits_for_window(struct kvm_vcpu *vcpu)
 {
 	/* The entry carries an NMI, not an exception that kept it back. */
-	if (!READ_ONCE(pvprof_irq_waits_for_nmi) || !vcpu->arch.nmi_injected ||
+	if (!pvprof_irq_may_wait() || !vcpu->arch.nmi_injected ||
 	    vcpu->arch.exception.injected || is_guest_mode(vcpu))
 		return false;
 	return pvprof_vcpu_find(vcpu);

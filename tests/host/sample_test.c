@@ -40,6 +40,8 @@ static struct pvprof_guest_buf gbuf;
 static volatile uint64_t guest_callchains, guest_stale, guest_nmis;
 static bool slow_handler;		/* set by the guest before REGISTER */
 static volatile uint64_t slow_runs, slow_timeouts;
+/* The notices that arrived while a slow handler waited: sampled inside it. */
+static uint64_t slow_seqs[SLOW_RUNS];
 
 /*
  * A slow handler stays in the NMI handler until the host has written the
@@ -51,8 +53,10 @@ static void guest_wait_in_handler(void)
 	uint64_t spins;
 
 	for (spins = 0; spins < SPIN_LIMIT / 64; spins++) {
-		if (__atomic_load_n(&h->notice_head, __ATOMIC_ACQUIRE) != h->notice_tail) {
-			slow_runs++;
+		uint64_t head = __atomic_load_n(&h->notice_head, __ATOMIC_ACQUIRE);
+
+		if (head != h->notice_tail) {
+			slow_seqs[slow_runs++] = head;
 			return;
 		}
 		__asm__ volatile("pause");
@@ -356,6 +360,53 @@ static void guest_slow_handler_code(void)
  * stale behind that sample's notice: every slow run would leave one stale
  * answer.
  */
+/*
+ * The stream's callchains of a slow-handler run: each one whose notice
+ * arrived while a handler waited (slow_seqs) must be marked as a sample of
+ * pvprof's own NMI path (spec pvprof-own-nmi-samples).
+ */
+static void check_own_nmi_samples(int stream_fd)
+{
+	uint64_t answered = 0, marked = 0, unmarked = 0, other_marked = 0, folded = 0;
+	struct pvprof_st_iter it = { 0 };
+	struct pvprof_st_view v;
+	static uint8_t buf[1 << 20];
+	enum pvprof_st_status st;
+	unsigned int i;
+	ssize_t n;
+
+	TEST_ASSERT(fcntl(stream_fd, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	while ((n = read(stream_fd, buf, sizeof(buf))) > 0) {
+		pvprof_st_iter_feed(&it, buf, n);
+		while ((st = pvprof_st_iter_next(&it, &v)) == PVPROF_ST_OK) {
+			bool own = v.u.callchain.sample_flags & PVPROF_ST_SAMPLE_F_OWN_NMI;
+			bool in_wait = false;
+
+			if (v.hdr.type != PVPROF_ST_CALLCHAIN)
+				continue;
+			folded += v.u.callchain.own_nmi_samples;
+			for (i = 0; i < SLOW_RUNS; i++)
+				in_wait |= slow_seqs[i] == v.u.callchain.chain.seq;
+			if (!in_wait) {
+				other_marked += own;
+				continue;
+			}
+			answered++;
+			marked += own;
+			unmarked += !own;
+		}
+		TEST_ASSERT(st == PVPROF_ST_END, "stream framing: %s",
+			    pvprof_st_status_name(st));
+	}
+	TEST_ASSERT(n < 0 && errno == EAGAIN, "stream read: %s", strerror(errno));
+	fprintf(stderr, "# measured: of %llu callchains whose notice arrived in a waiting handler, %llu marked as pvprof's own NMI path; %llu other callchains marked, %llu samples folded\n",
+		(unsigned long long)answered, (unsigned long long)marked,
+		(unsigned long long)other_marked, (unsigned long long)folded);
+	TEST_ASSERT(answered > 0, "no callchain answered a notice that arrived in a handler");
+	TEST_ASSERT(!unmarked, "%llu of %llu samples taken inside pvprof's handler not marked",
+		    (unsigned long long)unmarked, (unsigned long long)answered);
+}
+
 static void test_slow_handler_not_stale(void)
 {
 	struct pvprof_ctl_vm vmarg = { 0 };
@@ -365,7 +416,7 @@ static void test_slow_handler_not_stale(void)
 	struct kvm_vm *vm;
 	struct ucall uc;
 	uint64_t runs, stale;
-	int kvm_fd;
+	int kvm_fd, stream_fd;
 
 	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	TEST_ASSERT(kvm_fd >= 0, "open /dev/kvm: %s", strerror(errno));
@@ -374,6 +425,8 @@ static void test_slow_handler_not_stale(void)
 	if (!sampling_started(kvm_fd, vm, vcpu))
 		goto out;
 	vmarg.vm_fd = vm->fd;
+	stream_fd = ioctl(kvm_fd, PVPROF_CTL_STREAM, &vmarg);
+	TEST_ASSERT(stream_fd >= 0, "PVPROF_CTL_STREAM: %s", strerror(errno));
 	vcpu_run_expect_sync(vcpu, STAGE_SAMPLED, &uc);
 	runs = uc.args[1];
 	TEST_ASSERT(runs == SLOW_RUNS && !uc.args[2],
@@ -399,6 +452,9 @@ static void test_slow_handler_not_stale(void)
 	TEST_ASSERT(stale * 4 <= runs,
 		    "%llu stale answers for %llu handler runs that saw a notice arrive",
 		    (unsigned long long)stale, (unsigned long long)runs);
+	sync_global_from_guest(vm, slow_seqs);
+	check_own_nmi_samples(stream_fd);
+	close(stream_fd);
 out:
 	kvm_vm_free(vm);
 	close(kvm_fd);
@@ -532,18 +588,50 @@ static void phase_run(struct kvm_vcpu *vcpu, unsigned int start_stage,
 	sum->irq_window_exits += end.irq_window_exits - start.irq_window_exits;
 }
 
+#define IRQ_WAITS_PARAM	"/sys/module/kvm/parameters/pvprof_irq_waits_for_nmi"
+
+static int irq_waits_param(int set)
+{
+	FILE *f = fopen(IRQ_WAITS_PARAM, "r+");
+	int old;
+
+	TEST_ASSERT(f, "cannot open %s: %s", IRQ_WAITS_PARAM, strerror(errno));
+	TEST_ASSERT(fscanf(f, "%d", &old) == 1, "cannot read %s", IRQ_WAITS_PARAM);
+	rewind(f);
+	TEST_ASSERT(fprintf(f, "%d", set) > 0 && fclose(f) == 0, "cannot write %s",
+		    IRQ_WAITS_PARAM);
+	return old;
+}
+
+/* CPUID's hypervisor bit, as the kernel shows it. */
+static bool host_runs_under_hypervisor(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[4096];
+	bool found = false;
+
+	TEST_ASSERT(f, "/proc/cpuinfo: %s", strerror(errno));
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "flags", 5) && strstr(line, " hypervisor");
+	fclose(f);
+	return found;
+}
+
+enum irq_rule { IRQ_IMMEDIATE_EXIT, IRQ_WAITS_FOR_WINDOW };
+
 /*
  * An interrupt due on an entry that injects an NMI cannot be injected on
  * that entry.  Stock KVM forces an immediate exit for it, which finds the
  * guest in its NMI handler with IF clear and only opens the interrupt
- * window.  pvprof opens the window at once (spec pvprof-host-sequence, at
- * delivery): with an interrupt pending behind IF=0 all through phase B,
- * its NMIs must cost no more interrupt exits than phase A's (one per
- * sample, the host timer's, plus the host's own interrupts), where stock
- * KVM's rule costs one more per NMI.  The interrupt is delivered when the
- * guest sets IF, once per round.
+ * window.  pvprof can open the window at once (spec pvprof-host-sequence,
+ * at delivery; kvm.pvprof_irq_waits_for_nmi): with an interrupt pending
+ * behind IF=0 all through phase B, its NMIs then cost no more interrupt
+ * exits than phase A's (one per sample, the host timer's, plus the host's
+ * own interrupts), where stock KVM's rule costs one more per NMI.  The
+ * interrupt is delivered when the guest sets IF, once per round.  Runs
+ * with the parameter at @param and expects @rule.
  */
-static void test_irq_behind_nmi_waits_for_window(void)
+static void irq_behind_nmi(int param, enum irq_rule rule)
 {
 	struct phase_counters a = { 0 }, b = { 0 };
 	struct pvprof_ctl_vm vmarg = { 0 };
@@ -551,8 +639,13 @@ static void test_irq_behind_nmi_waits_for_window(void)
 	struct kvm_vcpu *vcpu;
 	struct kvm_vm *vm;
 	struct ucall uc;
-	int kvm_fd;
+	bool stock = test_kvm_flavour() == KVM_FLAVOUR_STOCK;
+	int kvm_fd, saved = 0;
+	bool waited;
 
+	/* Stock KVM has no such parameter: the case only checks REGISTER fails. */
+	if (!stock)
+		saved = irq_waits_param(param);
 	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	TEST_ASSERT(kvm_fd >= 0, "open /dev/kvm: %s", strerror(errno));
 	vm = vm_create_barebones();
@@ -575,8 +668,8 @@ static void test_irq_behind_nmi_waits_for_window(void)
 	TEST_ASSERT_EQ(ctl(kvm_fd, PVPROF_CTL_DISABLE, &vmarg), 0);
 	vcpu_run_expect_done(vcpu);
 
-	fprintf(stderr, "# measured: %d rounds; phase A (nothing due): %llu NMIs, %llu interrupt exits; phase B (an interrupt due): %llu NMIs, %llu interrupt exits, %llu interrupt-window exits\n",
-		ROUNDS, (unsigned long long)a.nmis, (unsigned long long)a.irq_exits,
+	fprintf(stderr, "# measured with pvprof_irq_waits_for_nmi=%d: %d rounds; phase A (nothing due): %llu NMIs, %llu interrupt exits; phase B (an interrupt due): %llu NMIs, %llu interrupt exits, %llu interrupt-window exits\n",
+		param, ROUNDS, (unsigned long long)a.nmis, (unsigned long long)a.irq_exits,
 		(unsigned long long)b.nmis, (unsigned long long)b.irq_exits,
 		(unsigned long long)b.irq_window_exits);
 	TEST_ASSERT(a.nmis >= ROUNDS * ROUND_NMIS && b.nmis >= ROUNDS * ROUND_NMIS,
@@ -585,14 +678,38 @@ static void test_irq_behind_nmi_waits_for_window(void)
 		    ROUNDS * ROUND_NMIS);
 	/* With IF clear the window never opens during phase B. */
 	TEST_ASSERT_EQ(b.irq_window_exits, 0);
-	/* Per NMI, phase B's interrupt exits exceed phase A's by under 0.5. */
-	TEST_ASSERT(2 * b.irq_exits * a.nmis < 2 * a.irq_exits * b.nmis + a.nmis * b.nmis,
-		    "interrupt exits per NMI: %llu/%llu with an interrupt due, %llu/%llu without",
+	/* Waiting: per NMI, phase B's interrupt exits exceed phase A's by under 0.5. */
+	waited = 2 * b.irq_exits * a.nmis < 2 * a.irq_exits * b.nmis + a.nmis * b.nmis;
+	TEST_ASSERT(waited == (rule == IRQ_WAITS_FOR_WINDOW),
+		    "expected %s; interrupt exits per NMI: %llu/%llu with an interrupt due, %llu/%llu without",
+		    rule == IRQ_WAITS_FOR_WINDOW ? "no exit per NMI for the interrupt" :
+		    "KVM's immediate exit per NMI",
 		    (unsigned long long)b.irq_exits, (unsigned long long)b.nmis,
 		    (unsigned long long)a.irq_exits, (unsigned long long)a.nmis);
 out:
 	kvm_vm_free(vm);
 	close(kvm_fd);
+	if (!stock)
+		irq_waits_param(saved);
+}
+
+static void test_irq_behind_nmi_waits_for_window(void)
+{
+	irq_behind_nmi(1, IRQ_WAITS_FOR_WINDOW);
+}
+
+static void test_irq_behind_nmi_immediate_exit(void)
+{
+	irq_behind_nmi(0, IRQ_IMMEDIATE_EXIT);
+}
+
+/* The default: the window on hardware, KVM's immediate exit under a hypervisor. */
+static void test_irq_behind_nmi_default(void)
+{
+	bool nested = host_runs_under_hypervisor();
+
+	fprintf(stderr, "# this host %s CPUID's hypervisor bit\n", nested ? "has" : "lacks");
+	irq_behind_nmi(-1, nested ? IRQ_IMMEDIATE_EXIT : IRQ_WAITS_FOR_WINDOW);
 }
 
 enum { STAGE_SB_DISABLED = 10, STAGE_SB_DONE };
@@ -742,6 +859,8 @@ static const struct test_case cases[] = {
 	{ "cpu_clock_end_to_end", test_cpu_clock_end_to_end },
 	{ "slow_handler_not_stale", test_slow_handler_not_stale },
 	{ "irq_behind_nmi_waits_for_window", test_irq_behind_nmi_waits_for_window },
+	{ "irq_behind_nmi_immediate_exit", test_irq_behind_nmi_immediate_exit },
+	{ "irq_behind_nmi_default", test_irq_behind_nmi_default },
 	{ "sideband", test_sideband },
 };
 
