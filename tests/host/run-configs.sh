@@ -6,7 +6,7 @@
 # through run-suite.sh, prints every case and the measurements, and ends with
 # "N passed, N failed". SKIPs are listed and counted apart, never as passed.
 # An L1 the emulation killed is booted again once (README.md). Writes
-# "<passed> <failed>" to $O/results/host.
+# "<passed> <failed>" to $O/results/host (host-6.12 for KVER=6.12.*).
 #
 # usage: run-configs.sh PROGRAM...
 set -u
@@ -15,7 +15,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 O=${O:-$repo/out}
 run_l1=$repo/tests/nested/run-l1
-modules_dir=$O/host-kvm
+# shellcheck source=../nested/common.sh
+source "$repo/tests/nested/common.sh"
+modules_dir=$(pvprof_modules_dir "${KVER:-$(default_kver)}")
 runs=$O/tests/host/runs
 # Seconds for one configuration: boot plus every program.
 l1_timeout=${HOST_SUITE_TIMEOUT:-900}
@@ -151,6 +153,13 @@ done
 echo "host suite wall time: $(( $(date +%s) - suite_start )) s for $booted of ${#configs[@]} configurations"
 [ $skipped -eq 0 ] || echo "$skipped skipped"
 echo "$passed passed, $failed failed"
+# Another kernel's run counts apart: host-6.12 beside host.
+results=host
+kver=${KVER:-$(default_kver)}
+if [ "$kver" != "$(default_kver)" ]; then
+	series=${kver%%-*}
+	results=host-${series%.*}
+fi
 mkdir -p "$O/results"
-echo "$passed $failed" > "$O/results/host"
+echo "$passed $failed" > "$O/results/$results"
 [ $failed -eq 0 ]

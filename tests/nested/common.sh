@@ -13,17 +13,37 @@ die() {
 	exit 125
 }
 
-# The kernel release the nested machines boot: $KVER, else the newest
-# /boot/vmlinuz-* that has its modules installed (the running kernel of this
-# machine is foreign, so uname -r is of no use).
+# The kernel release the nested machines boot: $KVER, else the one Debian's
+# linux-image-amd64 depends on (6.1 on Debian 12: another series installed
+# beside it, such as 6.12 for make check-6.12, is only booted when asked
+# for), else the newest /boot/vmlinuz-* that has its modules installed (the
+# running kernel of this machine is foreign, so uname -r is of no use).
 default_kver() {
 	local img ver best=
+	ver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null |
+	      grep -o 'linux-image-[^ ,]*' | head -n 1)
+	ver=${ver#linux-image-}
+	if [ -n "$ver" ] && [ -r "/boot/vmlinuz-$ver" ] && [ -d "/lib/modules/$ver/kernel" ]; then
+		echo "$ver"
+		return
+	fi
 	for img in /boot/vmlinuz-*; do
 		ver=${img#/boot/vmlinuz-}
 		[ -d "/lib/modules/$ver/kernel" ] && best=$ver
 	done
 	[ -n "$best" ] || die "no /boot/vmlinuz-<ver> with /lib/modules/<ver>; install linux-image-amd64"
 	echo "$best"
+}
+
+# pvprof_modules_dir KVER: where the pvprof KVM modules for KVER are: 'make
+# modules' builds the default kernel's into $O/host-kvm, 'make -C host-kvm
+# KVER=R' another release's into $O/host-kvm-R.
+pvprof_modules_dir() {
+	if [ "$1" = "$(default_kver)" ]; then
+		echo "$O/host-kvm"
+	else
+		echo "$O/host-kvm-$1"
+	fi
 }
 
 # Hold an exclusive lock on $NESTED_OUT/.build.lock for the rest of the
@@ -46,14 +66,20 @@ ensure_vmlinux() {
 	[ -r "$vmlinuz" ] || die "$vmlinuz not found (kernel release $ver)"
 	if [ ! -s "$out" ] || [ "$vmlinuz" -nt "$out" ]; then
 		python3 - "$vmlinuz" "$out.tmp" <<'PY' || die "cannot extract vmlinux from $vmlinuz"
-import lzma, sys
+import lzma, subprocess, sys
+# Debian's 6.1 images are XZ, its 6.12 images zstd (the zstd command).
 data = open(sys.argv[1], "rb").read()
-off = data.find(b"\xfd7zXZ\x00")
-if off < 0:
-    sys.exit("no XZ payload in " + sys.argv[1])
-elf = lzma.LZMADecompressor(lzma.FORMAT_XZ).decompress(data[off:])
+xz, zstd = data.find(b"\xfd7zXZ\x00"), data.find(b"\x28\xb5\x2f\xfd")
+if xz >= 0:
+    elf = lzma.LZMADecompressor(lzma.FORMAT_XZ).decompress(data[xz:])
+elif zstd >= 0:
+    # The payload is followed by the image's trailer: zstd stops there.
+    elf = subprocess.run(["zstd", "-dcq"], input=data[zstd:], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL).stdout
+else:
+    sys.exit("no XZ or zstd payload in " + sys.argv[1])
 if elf[:4] != b"\x7fELF":
-    sys.exit("XZ payload of " + sys.argv[1] + " is not an ELF vmlinux")
+    sys.exit("the payload of " + sys.argv[1] + " is not an ELF vmlinux")
 open(sys.argv[2], "wb").write(elf)
 PY
 		mv -f "$out.tmp" "$out"

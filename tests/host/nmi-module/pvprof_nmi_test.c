@@ -45,6 +45,7 @@
 #include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/string.h>
+#include <linux/version.h>
 
 #include <asm/nmi.h>
 
@@ -67,30 +68,44 @@ static struct dentry *dir;
  * of a context with list_add_rcu()/list_del_rcu() and frees them after a
  * grace period.
  */
+static struct perf_event *ctx_pvprof_event(struct perf_event_context *ctx,
+					    struct kvm_vcpu *vcpu)
+{
+	struct perf_event *event;
+
+	if (!ctx)
+		return NULL;
+	list_for_each_entry_rcu(event, &ctx->event_list, event_entry) {
+		struct pvprof_vcpu *pv;
+
+		if ((unsigned long)READ_ONCE(event->overflow_handler) != handler)
+			continue;
+		if (READ_ONCE(event->state) != PERF_EVENT_STATE_ACTIVE ||
+		    READ_ONCE(event->oncpu) != smp_processor_id())
+			continue;
+		pv = event->overflow_handler_context;
+		if (pv && pv->vcpu == vcpu)
+			return event;
+	}
+	return NULL;
+}
+
 static struct perf_event *pvprof_event(struct kvm_vcpu *vcpu)
 {
-	struct perf_event_context *ctx;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	/* One perf context per task since 6.2. */
+	return ctx_pvprof_event(rcu_dereference(current->perf_event_ctxp), vcpu);
+#else
 	struct perf_event *event;
 	int ctxn;
 
 	for (ctxn = 0; ctxn < perf_nr_task_contexts; ctxn++) {
-		ctx = rcu_dereference(current->perf_event_ctxp[ctxn]);
-		if (!ctx)
-			continue;
-		list_for_each_entry_rcu(event, &ctx->event_list, event_entry) {
-			struct pvprof_vcpu *pv;
-
-			if ((unsigned long)READ_ONCE(event->overflow_handler) != handler)
-				continue;
-			if (READ_ONCE(event->state) != PERF_EVENT_STATE_ACTIVE ||
-			    READ_ONCE(event->oncpu) != smp_processor_id())
-				continue;
-			pv = event->overflow_handler_context;
-			if (pv && pv->vcpu == vcpu)
-				return event;
-		}
+		event = ctx_pvprof_event(rcu_dereference(current->perf_event_ctxp[ctxn]), vcpu);
+		if (event)
+			return event;
 	}
 	return NULL;
+#endif
 }
 
 static int pvprof_nmi_test_handler(unsigned int type, struct pt_regs *regs)
