@@ -10,6 +10,12 @@
  * same walk.  A callchain's frames are kernel frames first, innermost first,
  * then user frames innermost first (spec pvprof-callchain-layout): the tree
  * puts user code nearer the root and the kernel path above it.
+ *
+ * A callchain entry is 1 + own_nmi_samples samples, in at most two parts
+ * (report_sample_parts()): each part is counted here, once, with its
+ * weight, and the samples taken inside pvprof's own NMI path get the frame
+ * REPORT_OWN_NMI_FRAME above the callchain's, here too, so that every
+ * writer shows what the tree, the function table and the sinks hold.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -159,63 +165,92 @@ struct build_ctx {
 	const struct report_resolver *res;
 	const struct profile_sink *sink;
 	int error;
-	struct report_frames frames;	/* the sample being added */
-	struct profile_frame counted[PVPROF_MAX_DEPTH];	/* its frames for @sink */
+	struct report_frames frames;	/* the entry being added */
+	struct profile_frame counted[PROFILE_MAX_FRAMES];	/* a part's frames for @sink */
+	const char *own_nmi_name;	/* REPORT_OWN_NMI_FRAME and its DSO, interned */
+	const char *own_nmi_dso;
 };
 
-static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
+/* A function in @weight more samples, innermost in them when @self. */
+static void func_count(struct profile *p, struct profile_func *fn, uint64_t weight, bool self)
+{
+	/* stats.samples grew by @weight for this part: it tells the parts apart. */
+	if (fn->last_sample != p->stats.samples) {
+		fn->last_sample = p->stats.samples;
+		fn->total += weight;
+	}
+	if (self)
+		fn->self += weight;
+}
+
+/* The frame REPORT_OWN_NMI_FRAME: its function, counted above @node. */
+static int add_own_nmi_frame(struct build_ctx *c, uint64_t weight, uint32_t *node)
+{
+	struct profile *p = c->p;
+	struct profile_func *fn;
+
+	if (!c->own_nmi_name) {
+		c->own_nmi_name = intern(p->strings, REPORT_OWN_NMI_FRAME);
+		c->own_nmi_dso = intern(p->strings, REPORT_OWN_NMI_DSO);
+		if (!c->own_nmi_name || !c->own_nmi_dso)
+			return -1;
+	}
+	if (node_child(p, *node, c->own_nmi_name, PROFILE_KIND_KERNEL, node))
+		return -1;
+	p->nodes[*node].total += weight;
+	fn = func_get(p, c->own_nmi_name, PROFILE_KIND_KERNEL, c->own_nmi_dso);
+	if (!fn)
+		return -1;
+	func_count(p, fn, weight, true);
+	c->counted[0] = (struct profile_frame){ .func = (uint32_t)(fn - p->funcs) };
+	return 0;
+}
+
+/*
+ * One part of an entry (report_sample_parts()): @weight samples with the
+ * frames [@first, @end) of c->frames, and REPORT_OWN_NMI_FRAME above them
+ * when @leaf.
+ */
+static int add_part(struct build_ctx *c, const struct pvprof_st_view *v, const char *comm,
+		    uint64_t weight, uint32_t first, uint32_t end, bool leaf)
 {
 	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 	struct profile *p = c->p;
-	char comm_buf[16], label_buf[LABEL_SIZE];
-	uint32_t first, end, node, i;
-	const char *comm;
+	char label_buf[LABEL_SIZE];
+	uint32_t node, i;
 
-	comm = sample_comm(c->res, chain->pid, chain->exec_gen, comm_buf, sizeof(comm_buf));
-	if (!report_sample_selected(c->f, v, comm))
-		return 0;
-	if (report_sample_frames(c->res, v, &c->frames))
+	p->stats.samples += weight;
+	p->stats.own_nmi += leaf ? weight : 0;
+	p->stats.cut_samples += c->frames.cut ? weight : 0;
+	p->stats.cut_frames += c->frames.cut * weight;
+	if (node_child(p, 0, comm, PROFILE_KIND_COMM, &node))
 		return -1;
-	report_frame_range(&c->frames, c->f->flags, &first, &end);
-	if ((c->f->flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY)) && first == end)
-		return 0;
-
-	p->stats.samples++;
-	p->stats.cut_samples += !!c->frames.cut;
-	p->stats.cut_frames += c->frames.cut;
-	comm = intern(p->strings, comm);
-	if (!comm || node_child(p, 0, comm, PROFILE_KIND_COMM, &node))
-		return -1;
-	p->nodes[0].total++;
-	p->nodes[node].total++;
+	p->nodes[0].total += weight;
+	p->nodes[node].total += weight;
 	/* Outermost first: user frames from the last, then kernel frames. */
 	for (i = end; i-- > first;) {
 		bool kernel = i < c->frames.nr_kernel;
 		uint32_t kind = kernel ? PROFILE_KIND_KERNEL : PROFILE_KIND_USER;
+		struct profile_frame *out = &c->counted[leaf + i - first];
 		struct profile_func *fn;
 		struct pvprof_sym sym;
 		const char *name, *dso;
 
 		report_frame_resolve(c->res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
-		p->stats.frames++;
-		p->stats.unsymbolized += !sym.symbol;
+		p->stats.frames += weight;
+		p->stats.unsymbolized += sym.symbol ? 0 : weight;
 		name = intern(p->strings, frame_label(&sym, c->frames.addr[i], label_buf,
 					     sizeof(label_buf)));
 		dso = sym.dso ? intern(p->strings, sym.dso) : NULL;
 		if (!name || (sym.dso && !dso) ||
 		    node_child(p, node, name, kind, &node))
 			return -1;
-		p->nodes[node].total++;
+		p->nodes[node].total += weight;
 		fn = func_get(p, name, kind, dso);
 		if (!fn)
 			return -1;
-		if (fn->last_sample != p->stats.samples) {
-			fn->last_sample = p->stats.samples;
-			fn->total++;
-		}
-		if (i == first)
-			fn->self++;
-		c->counted[i - first] = (struct profile_frame){
+		func_count(p, fn, weight, i == first && !leaf);
+		*out = (struct profile_frame){
 			.addr = c->frames.addr[i],
 			.func = (uint32_t)(fn - p->funcs),
 			.image_start = sym.image_start,
@@ -224,12 +259,41 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 			.build_id_size = (uint8_t)sym.build_id_size,
 		};
 		if (sym.build_id_size)
-			memcpy(c->counted[i - first].build_id, sym.build_id, sym.build_id_size);
+			memcpy(out->build_id, sym.build_id, sym.build_id_size);
 	}
-	p->nodes[node].self++;
+	if (leaf && add_own_nmi_frame(c, weight, &node))
+		return -1;
+	p->nodes[node].self += weight;
 	if (c->sink)
 		return c->sink->sample(c->sink->ctx, p, &(struct profile_sample){
-			.v = v, .comm = comm, .frames = c->counted, .nr = end - first });
+			.v = v, .comm = comm, .frames = c->counted, .nr = end - first + leaf,
+			.weight = weight });
+	return 0;
+}
+
+static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
+{
+	const struct pvprof_callchain *chain = &v->u.callchain.chain;
+	struct report_part parts[REPORT_MAX_PARTS];
+	uint32_t nr_parts, first, end, k;
+	const char *comm, *name = NULL;
+	char comm_buf[16];
+	bool leaf;
+
+	comm = sample_comm(c->res, chain->pid, chain->exec_gen, comm_buf, sizeof(comm_buf));
+	if (!report_sample_selected(c->f, v, comm))
+		return 0;
+	if (report_sample_frames(c->res, v, &c->frames))
+		return -1;
+	nr_parts = report_sample_parts(v, parts);
+	for (k = 0; k < nr_parts; k++) {
+		if (!report_part_shown(&parts[k], &c->frames, c->f->flags, &first, &end, &leaf))
+			continue;
+		if (!name)
+			name = intern(c->p->strings, comm);
+		if (!name || add_part(c, v, name, parts[k].weight, first, end, leaf))
+			return -1;
+	}
 	return 0;
 }
 
@@ -237,7 +301,7 @@ static int build_entry(void *opaque, const struct pvprof_st_view *v, uint64_t of
 {
 	struct build_ctx *c = opaque;
 	struct report_stats *s = &c->p->stats;
-	uint32_t flags;
+	uint32_t flags, own_nmi;
 
 	(void)off;
 	s->entries++;
@@ -271,10 +335,16 @@ static int build_entry(void *opaque, const struct pvprof_st_view *v, uint64_t of
 		return 0;
 	}
 	flags = v->u.callchain.chain.flags;
+	own_nmi = v->u.callchain.sample_flags & PVPROF_ST_SAMPLE_F_OWN_NMI;
 	s->callchains++;
+	s->own_nmi_recorded += !!own_nmi + (uint64_t)v->u.callchain.own_nmi_samples;
 	s->user_mode += !!(flags & PVPROF_CHAIN_F_USER);
 	s->stale += !!(flags & PVPROF_CHAIN_F_STALE);
-	s->skewed += !!(flags & PVPROF_CHAIN_F_SKEWED);
+	/*
+	 * The guest compares the IP it finds with the sample's; for a sample
+	 * in pvprof's own NMI path the two differ by construction.
+	 */
+	s->skewed += (flags & PVPROF_CHAIN_F_SKEWED) && !own_nmi;
 	s->truncated += !!(flags & PVPROF_CHAIN_F_TRUNCATED);
 	/*
 	 * The guest flags both a chain that reached the depth limit and one

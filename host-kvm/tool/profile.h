@@ -18,10 +18,17 @@
  * struct report_stats - totals shown in every report's header
  * @entries: stream entries
  * @callchains: callchain entries
- * @samples: callchains that passed the filters
+ * @samples: samples that passed the filters; a callchain entry stands for
+ *	1 + own_nmi_samples of them (report_sample_parts())
+ * @own_nmi: of those, the samples shown with REPORT_OWN_NMI_FRAME, taken
+ *	inside pvprof's own NMI path
+ * @own_nmi_recorded: samples of the recording that hit pvprof's own NMI
+ *	path, whatever the filters
  * @user_mode: callchains with PVPROF_CHAIN_F_USER
  * @stale: callchains flagged stale
- * @skewed: callchains flagged skewed
+ * @skewed: callchains flagged skewed, but for those taken inside pvprof's
+ *	own NMI path (PVPROF_ST_SAMPLE_F_OWN_NMI), whose IP was there by
+ *	construction
  * @truncated: callchains flagged truncated
  * @trunc_depth: of those, the ones whose frames reached the depth limit
  * @trunc_snapshot: of those, the ones with a user stack snapshot, whose
@@ -29,9 +36,10 @@
  *	stack shown)
  * @cut_samples: samples that passed the filters whose frame-pointer chain
  *	was cut at a return address outside the image's code
- * @cut_frames: the frames left out of them
+ * @cut_frames: the frames left out of them, counted for each sample
  * @empty: callchains without a frame
- * @frames: frames in the samples that passed the filters
+ * @frames: the callchains' frames in the samples that passed the filters,
+ *	counted for each sample (REPORT_OWN_NMI_FRAME is none of them)
  * @unsymbolized: of those, frames without a symbol
  * @losses: LOSS entry counts by reason
  * @sideband: sideband messages
@@ -44,7 +52,7 @@
  * @last_ns: host time of the last callchain
  */
 struct report_stats {
-	uint64_t entries, callchains, samples, user_mode;
+	uint64_t entries, callchains, samples, own_nmi, own_nmi_recorded, user_mode;
 	uint64_t stale, skewed, truncated, empty;
 	uint64_t trunc_depth, trunc_snapshot, cut_samples, cut_frames;
 	uint64_t frames, unsymbolized;
@@ -137,23 +145,28 @@ struct profile_frame {
 };
 
 /**
- * struct profile_sample - one sample that passed the filters
- * @v: its callchain entry
- * @comm: its command name, interned, unescaped
- * @frames: the frames that count, innermost first (kernel, then user)
+ * struct profile_sample - samples of one callchain entry that passed the
+ *	filters, with one stack (a part, report_sample_parts())
+ * @v: their callchain entry
+ * @comm: their command name, interned, unescaped
+ * @frames: the frames that count, innermost first (kernel, then user); the
+ *	first is REPORT_OWN_NMI_FRAME's function, at address 0 and in no
+ *	image, for samples taken inside pvprof's own NMI path
  * @nr: their number
+ * @weight: how many samples these are, at least 1
  */
 struct profile_sample {
 	const struct pvprof_st_view *v;
 	const char *comm;
 	const struct profile_frame *frames;
 	uint32_t nr;
+	uint64_t weight;
 };
 
 /**
  * struct profile_sink - a writer's hook on each sample profile_build_sink() counts
- * @sample: called for each sample counted, in stream order; 0, or -1 when
- *	out of memory
+ * @sample: called for the samples of each part counted, in stream order;
+ *	0, or -1 when out of memory
  * @ctx: passed to @sample
  *
  * For a writer that keeps every sample (pprof), not only the tree and the
@@ -166,10 +179,16 @@ struct profile_sink {
 };
 
 /*
- * The most nodes on a path from a command down: the command, then at most
- * PVPROF_MAX_DEPTH frames (the root is not on it).
+ * The most frames of a sample: a callchain's, and REPORT_OWN_NMI_FRAME
+ * above them.
  */
-#define PROFILE_MAX_PATH	(PVPROF_MAX_DEPTH + 1)
+#define PROFILE_MAX_FRAMES	(PVPROF_MAX_DEPTH + 1)
+
+/*
+ * The most nodes on a path from a command down: the command, then at most
+ * PROFILE_MAX_FRAMES frames (the root is not on it).
+ */
+#define PROFILE_MAX_PATH	(PROFILE_MAX_FRAMES + 1)
 
 /**
  * typedef profile_visit_fn - profile_walk()'s visitor, called on each node

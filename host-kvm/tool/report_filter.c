@@ -56,8 +56,8 @@ static struct tally_entry *tally_slot(struct tally_entry *v, size_t size, uint64
 	return &v[i];
 }
 
-/* Adds a sample to @key (@name for command names); -1 out of memory. */
-static int tally_add(struct tally *t, uint64_t key, const char *name)
+/* Adds @n samples to @key (@name for command names); -1 out of memory. */
+static int tally_add(struct tally *t, uint64_t key, const char *name, uint64_t n)
 {
 	struct tally_entry *e;
 
@@ -81,7 +81,7 @@ static int tally_add(struct tally *t, uint64_t key, const char *name)
 		e->key = key;
 		t->used++;
 	}
-	e->count++;
+	e->count += n;
 	return 0;
 }
 
@@ -146,7 +146,7 @@ static int walk_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off
 	char comm_buf[16];
 	const char *comm;
 	bool vcpu_ok, pid_ok, comm_ok, time_ok;
-	uint64_t ns;
+	uint64_t ns, n;
 
 	(void)off;
 	if (v->hdr.type != PVPROF_ST_CALLCHAIN)
@@ -157,11 +157,13 @@ static int walk_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off
 	pid_ok = f->pid < 0 || chain->pid == (uint64_t)f->pid;
 	comm_ok = !f->comm || !strcmp(comm, f->comm);
 	time_ok = !f->time || report_time_selected(f->time, v->hdr.host_time_ns);
-	w->vcpu_hits += vcpu_ok;
-	w->pid_hits += pid_ok;
-	w->comm_hits += comm_ok;
-	w->time_hits += time_ok;
-	w->all_hits += vcpu_ok && pid_ok && comm_ok && time_ok;
+	/* An entry stands for 1 + own_nmi_samples samples. */
+	n = report_sample_weight(v);
+	w->vcpu_hits += vcpu_ok ? n : 0;
+	w->pid_hits += pid_ok ? n : 0;
+	w->comm_hits += comm_ok ? n : 0;
+	w->time_hits += time_ok ? n : 0;
+	w->all_hits += vcpu_ok && pid_ok && comm_ok && time_ok ? n : 0;
 	if (f->time) {
 		ns = report_time_relative(f->time->origin_ns, v->hdr.host_time_ns);
 		if (!w->seen++ || ns < w->first_ns)
@@ -169,9 +171,9 @@ static int walk_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off
 		if (ns > w->last_ns)
 			w->last_ns = ns;
 	}
-	if (tally_add(&w->vcpus, v->hdr.vcpu_id, NULL) ||
-	    tally_add(&w->pids, chain->pid, NULL) ||
-	    tally_add(&w->comms, 0, comm)) {
+	if (tally_add(&w->vcpus, v->hdr.vcpu_id, NULL, n) ||
+	    tally_add(&w->pids, chain->pid, NULL, n) ||
+	    tally_add(&w->comms, 0, comm, n)) {
 		w->error = 1;
 		return -1;
 	}

@@ -193,6 +193,21 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 	fprintf(f, "# samples shown: %" PRIu64 ", frames: %" PRIu64
 		", unsymbolized frames: %" PRIu64 "\n", s->samples, s->frames,
 		s->unsymbolized);
+	/* Only for a recording with such samples: others are shown as before. */
+	if (s->own_nmi_recorded) {
+		report_hdr_begin(&h, f, "pvprof overhead: %" PRIu64 " samples (%.2f%% of the samples"
+				 " shown)", s->own_nmi,
+				 s->samples ? 100.0 * (double)s->own_nmi / (double)s->samples : 0.0);
+		report_hdr_sep(&h, " ");
+		report_hdr_item(&h, "taken inside pvprof's own NMI path:");
+		report_hdr_sep(&h, " ");
+		report_hdr_item(&h, "shown as " REPORT_OWN_NMI_FRAME);
+		report_hdr_sep(&h, " ");
+		report_hdr_item(&h, "above the stack it interrupted,");
+		report_hdr_sep(&h, " ");
+		report_hdr_item(&h, "never counted as skewed");
+		report_hdr_end(&h);
+	}
 	if (flt->vcpu >= 0 || flt->pid >= 0 || flt->comm || flt->flags || flt->time) {
 		report_hdr_begin(&h, f, "filters:");
 		if (flt->vcpu >= 0)

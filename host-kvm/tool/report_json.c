@@ -269,6 +269,7 @@ int report_write_json(FILE *f, const struct report_json *a)
 	write_agent(&w, a->sym);
 	write_user_stacks(&w, a->res ? a->res->unwind : NULL);
 	json_member_uint(&w, "samples", s->samples);
+	json_member_uint(&w, "own_nmi_samples", s->own_nmi);
 	json_member_uint(&w, "frames", s->frames);
 	json_member_uint(&w, "unsymbolized_frames", s->unsymbolized);
 	write_filters(&w, a->flt);

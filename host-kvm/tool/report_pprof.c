@@ -11,7 +11,11 @@
  * agent's tables do not name is a function called the way report calls
  * it ("DSO+0xOFFSET", "0xADDRESS").  Every mapping is therefore marked as
  * symbolized: pprof must not name guest addresses with a host file that
- * happens to have the same path.
+ * happens to have the same path.  The samples taken inside pvprof's own NMI
+ * path have the function [pvprof overhead] (REPORT_OWN_NMI_FRAME) as their
+ * leaf: a location at address 0 without a mapping, since it is no guest
+ * address, above the locations of the stack that NMI interrupted.  A
+ * sample's count is the samples it stands for (profile_sample.weight).
  *
  * Every string that came from the guest goes through esc_text(), like
  * report's text: profile.proto's strings must be UTF-8 and guest strings
@@ -317,7 +321,7 @@ static int pprof_sample(void *ctx, const struct profile *p, const struct profile
 	uint32_t i;
 
 	if (pp->nr_loc_ids + s->nr > pp->cap_loc_ids) {
-		/* Doubling is enough: a sample has at most PVPROF_MAX_DEPTH frames. */
+		/* Doubling is enough: a sample has at most PROFILE_MAX_FRAMES frames. */
 		uint64_t cap = pp->cap_loc_ids ? pp->cap_loc_ids * 2 : 4096;
 		uint64_t *ids = realloc(pp->loc_ids, cap * sizeof(*ids));
 
@@ -347,14 +351,15 @@ static int pprof_sample(void *ctx, const struct profile *p, const struct profile
 	hash = hash_bytes(&pp->loc_ids[pp->nr_loc_ids], s->nr * sizeof(*pp->loc_ids), hash);
 	slot = index_find(&pp->sample_index, hash, same_sample, pp, &key);
 	if (slot->entry) {
-		pp->samples[slot->entry - 1].count++;
+		pp->samples[slot->entry - 1].count += s->weight;
 		return 0;
 	}
 	if (grow((void **)&pp->samples, pp->nr_samples, &pp->cap_samples,
 		 sizeof(*pp->samples)))
 		return -1;
 	pp->samples[pp->nr_samples++] = (struct pp_sample){
-		.first_loc = pp->nr_loc_ids, .nr_locs = s->nr, .labels = labels, .count = 1 };
+		.first_loc = pp->nr_loc_ids, .nr_locs = s->nr, .labels = labels,
+		.count = s->weight };
 	pp->nr_loc_ids += s->nr;
 	*slot = (struct pp_slot){ .hash = hash, .entry = pp->nr_samples };
 	return 0;

@@ -16,6 +16,13 @@
  * frames with ';' and splits a function at "->" (inlined frames).  Guest
  * strings are escaped so that none of them can end a field, a line or a
  * sample early, nor become more than one frame.
+ *
+ * A callchain entry is printed as the samples it stands for (stream
+ * version 2, report_sample_parts()): its own, then each sample folded into
+ * it, with the entry's line; those taken inside pvprof's own NMI path
+ * start with the frame "0 [pvprof overhead] ([pvprof])" (no guest
+ * address, no offset), above the stack that NMI interrupted, which the
+ * tools above then fold like report --folded.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -193,15 +200,49 @@ static void script_header(struct script_ctx *c, const struct pvprof_st_view *v,
 		fputc('\n', c->f);
 }
 
+/* The frame REPORT_OWN_NMI_FRAME: no guest address, no offset, a DSO of its own. */
+static void script_own_nmi_frame(FILE *f, uint32_t fields)
+{
+	fprintf(f, "\t%16x", 0);
+	if (fields & SCRIPT_F_SYM)
+		fputs(" " REPORT_OWN_NMI_FRAME, f);
+	if (fields & SCRIPT_F_DSO)
+		fputs(" (" REPORT_OWN_NMI_DSO ")", f);
+	fputc('\n', f);
+}
+
+/* One sample: its line, then REPORT_OWN_NMI_FRAME when @leaf and its frames. */
+static void script_sample(struct script_ctx *c, const struct pvprof_st_view *v,
+			  const char *comm, uint32_t first, uint32_t end, bool leaf)
+{
+	const struct pvprof_callchain *chain = &v->u.callchain.chain;
+	uint32_t fields = c->o->fields, i;
+
+	script_header(c, v, comm);
+	if (!(fields & SCRIPT_F_IP))
+		return;
+	if (leaf)
+		script_own_nmi_frame(c->f, fields);
+	for (i = first; i < end; i++) {
+		struct pvprof_sym sym;
+
+		report_frame_resolve(c->res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
+		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel, fields);
+	}
+	fputc('\n', c->f);
+}
+
 static int script_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct script_ctx *c = opaque;
 	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 	const struct report_resolver *res = c->res;
-	uint32_t fields = c->o->fields;
+	struct report_part parts[REPORT_MAX_PARTS];
+	uint32_t nr_parts, first, end, k;
 	char comm_buf[16];
 	const char *comm;
-	uint32_t first, end, i;
+	uint64_t n;
+	bool leaf;
 
 	(void)off;
 	if (v->hdr.type == PVPROF_ST_HELLO)
@@ -218,22 +259,23 @@ static int script_entry(void *opaque, const struct pvprof_st_view *v, uint64_t o
 		return 0;
 	if (report_sample_frames(res, v, &c->frames))
 		return 1;
-	report_frame_range(&c->frames, c->flt->flags, &first, &end);
-	if ((c->flt->flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY)) && first == end)
-		return 0;
-	c->st->samples++;
-	script_header(c, v, comm);
-	if (!(fields & SCRIPT_F_IP))
-		return ferror(c->f) ? 1 : 0;
-	for (i = first; i < end; i++) {
-		struct pvprof_sym sym;
-
-		report_frame_resolve(res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
-		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel, fields);
+	/*
+	 * Every sample is printed, those folded into the entry too: the same
+	 * line (the entry's time, the recording's period), then the frames.
+	 */
+	nr_parts = report_sample_parts(v, parts);
+	for (k = 0; k < nr_parts; k++) {
+		if (!report_part_shown(&parts[k], &c->frames, c->flt->flags, &first, &end, &leaf))
+			continue;
+		c->st->samples += parts[k].weight;
+		for (n = 0; n < parts[k].weight; n++) {
+			script_sample(c, v, comm, first, end, leaf);
+			/* 1, not -1: recording_for_each()'s own failures are -1. */
+			if (ferror(c->f))
+				return 1;
+		}
 	}
-	fputc('\n', c->f);
-	/* 1, not -1: recording_for_each()'s own failures are -1. */
-	return ferror(c->f) ? 1 : 0;
+	return 0;
 }
 
 /**

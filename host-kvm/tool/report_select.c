@@ -14,6 +14,12 @@
  * the HOST section's start_monotonic_ns, the same clock.  perf's --time
  * takes perf's absolute timestamps instead; its percentages are of the
  * span from the first to the last sample, here of the recording's length.
+ *
+ * A callchain entry may stand for more than one sample (stream version 2,
+ * spec pvprof-own-nmi-samples): report_sample_parts() splits it into its
+ * parts, the samples shown with the callchain's stack and those that hit
+ * pvprof's own NMI path, shown with REPORT_OWN_NMI_FRAME above it, so that
+ * report and script count and show them alike.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -310,7 +316,7 @@ bool report_time_selected(const struct report_time *t, uint64_t host_time_ns)
  * @comm: its command name as shown (sample_comm())
  *
  * --kernel and --user select frames, and leave out the samples without
- * any: report_frame_range() applies them.
+ * any: report_part_shown() applies them.
  * Return: true when it passes.
  */
 bool report_sample_selected(const struct report_filter *f,
@@ -328,16 +334,60 @@ bool report_sample_selected(const struct report_filter *f,
 }
 
 /**
- * report_frame_range() - which frames of a sample count
- * @fr: its frames
- * @flags: REPORT_F_*
- * @first: receives the first frame that counts
- * @end: receives the index after the last
+ * report_sample_weight() - the samples a callchain entry stands for
+ * @v: the callchain entry
  *
- * With --kernel or --user a sample whose range is empty is left out.
+ * Return: 1 + own_nmi_samples (1 for a stream version 1 entry).
  */
-void report_frame_range(const struct report_frames *fr, uint32_t flags,
-			uint32_t *first, uint32_t *end)
+uint64_t report_sample_weight(const struct pvprof_st_view *v)
+{
+	return 1 + (uint64_t)v->u.callchain.own_nmi_samples;
+}
+
+/**
+ * report_sample_parts() - a callchain entry's samples, by the stack shown
+ * @v: the callchain entry
+ * @parts: receives the parts, the entry's own sample's first
+ *
+ * With PVPROF_ST_SAMPLE_F_OWN_NMI every sample of the entry hit pvprof's
+ * own NMI path: one part.  Without, its own sample is an ordinary one, and
+ * the samples folded into it (own_nmi_samples) are a second part.
+ * Return: the number of parts, 1 or 2; their weights add up to
+ * report_sample_weight().
+ */
+uint32_t report_sample_parts(const struct pvprof_st_view *v,
+			     struct report_part parts[REPORT_MAX_PARTS])
+{
+	uint32_t folded = v->u.callchain.own_nmi_samples;
+
+	if (v->u.callchain.sample_flags & PVPROF_ST_SAMPLE_F_OWN_NMI) {
+		parts[0] = (struct report_part){ .weight = report_sample_weight(v), .own_nmi = true };
+		return 1;
+	}
+	parts[0] = (struct report_part){ .weight = 1, .own_nmi = false };
+	if (!folded)
+		return 1;
+	parts[1] = (struct report_part){ .weight = folded, .own_nmi = true };
+	return 2;
+}
+
+/**
+ * report_part_shown() - which frames of a part count, and whether it is shown
+ * @part: a part of report_sample_parts()
+ * @fr: the entry's frames (report_sample_frames())
+ * @flags: REPORT_F_*
+ * @first: receives the first frame of @fr that counts
+ * @end: receives the index after the last
+ * @leaf: receives whether REPORT_OWN_NMI_FRAME goes above them, as the
+ *	innermost frame
+ *
+ * --kernel and --user select frames, and leave out the samples without any;
+ * REPORT_OWN_NMI_FRAME is a kernel frame (pvprof's NMI path is the guest
+ * kernel's), so --user leaves it out and --kernel keeps it.
+ * Return: true when the part's samples are shown.
+ */
+bool report_part_shown(const struct report_part *part, const struct report_frames *fr,
+		       uint32_t flags, uint32_t *first, uint32_t *end, bool *leaf)
 {
 	*first = 0;
 	*end = fr->nr;
@@ -345,4 +395,6 @@ void report_frame_range(const struct report_frames *fr, uint32_t flags,
 		*end = fr->nr_kernel;
 	if (flags & REPORT_F_USER_ONLY)
 		*first = fr->nr_kernel;
+	*leaf = part->own_nmi && !(flags & REPORT_F_USER_ONLY);
+	return !(flags & (REPORT_F_KERNEL_ONLY | REPORT_F_USER_ONLY)) || *first < *end || *leaf;
 }

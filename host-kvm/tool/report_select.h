@@ -16,6 +16,33 @@
 #define REPORT_F_KERNEL_ONLY	(1U << 0)
 #define REPORT_F_USER_ONLY	(1U << 1)
 
+/*
+ * The innermost frame of a sample taken inside pvprof's own NMI path
+ * (spec pvprof-own-nmi-samples), above the frames of the stack that NMI
+ * interrupted: a kernel frame of a DSO of its own, at no guest address.
+ */
+#define REPORT_OWN_NMI_FRAME	"[pvprof overhead]"
+#define REPORT_OWN_NMI_DSO	"[pvprof]"
+
+/**
+ * struct report_part - samples of one callchain entry shown with one stack
+ * @weight: how many, at least 1
+ * @own_nmi: they hit pvprof's own NMI path: REPORT_OWN_NMI_FRAME goes
+ *	above the callchain's frames (report_part_shown())
+ *
+ * An entry stands for 1 + own_nmi_samples samples (stream version 2):
+ * its own, with the frame when PVPROF_ST_SAMPLE_F_OWN_NMI is set, and the
+ * samples folded into it, always with the frame.  report_sample_parts()
+ * splits it into the parts that differ; every output counts each part
+ * as @weight samples.
+ */
+struct report_part {
+	uint64_t weight;
+	bool own_nmi;
+};
+
+#define REPORT_MAX_PARTS	2
+
 /**
  * struct report_filter - which samples and frames count
  * @vcpu: only this vCPU, -1 for all
@@ -75,7 +102,10 @@ bool report_time_selected(const struct report_time *t, uint64_t host_time_ns);
 void report_time_describe(const struct report_time *t, char *buf, size_t size);
 bool report_sample_selected(const struct report_filter *f,
 			    const struct pvprof_st_view *v, const char *comm);
-void report_frame_range(const struct report_frames *fr, uint32_t flags,
-			uint32_t *first, uint32_t *end);
+uint32_t report_sample_parts(const struct pvprof_st_view *v,
+			     struct report_part parts[REPORT_MAX_PARTS]);
+uint64_t report_sample_weight(const struct pvprof_st_view *v);
+bool report_part_shown(const struct report_part *part, const struct report_frames *fr,
+		       uint32_t flags, uint32_t *first, uint32_t *end, bool *leaf);
 
 #endif /* KVM_PVPROF_REPORT_SELECT_H */

@@ -60,7 +60,7 @@ struct report_table {
 	uint32_t nr_rows, cap_rows;
 	uint32_t *index;		/* hash of the key -> rows + 1 */
 	uint32_t index_size;		/* a power of two */
-	uint64_t samples;		/* samples seen, the current one's number */
+	uint64_t samples;		/* parts seen, the current one's number */
 	struct profile_sink sink;
 	const struct profile_sink *next;
 };
@@ -438,8 +438,8 @@ static int table_sample(void *ctx, const struct profile *p, const struct profile
 		r = row_get(t, &k);
 		if (!r)
 			return -1;
-		r->self++;
-		r->total++;
+		r->self += s->weight;
+		r->total += s->weight;
 	}
 	/* Innermost first: frame 0 is the one the sample counts as self. */
 	for (i = 0; per_frame && i < s->nr; i++) {
@@ -452,9 +452,10 @@ static int table_sample(void *ctx, const struct profile *p, const struct profile
 			return -1;
 		if (r->last_sample != t->samples) {
 			r->last_sample = t->samples;
-			r->total++;
+			r->total += s->weight;
 		}
-		r->self += !i;
+		if (!i)
+			r->self += s->weight;
 	}
 	return t->next ? t->next->sample(t->next->ctx, p, s) : 0;
 }

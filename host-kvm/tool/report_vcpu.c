@@ -99,7 +99,7 @@ static int vcpus_sample(void *ctx, const struct profile *p, const struct profile
 
 	if (!e)
 		return -1;
-	e->shown++;
+	e->shown += s->weight;
 	return vc->next ? vc->next->sample(vc->next->ctx, p, s) : 0;
 }
 

@@ -28,8 +28,12 @@ static void reencode(const struct pvprof_st_view *v)
 		len = pvprof_st_put_hello(out, sizeof(out), h->host_time_ns,
 					  v->u.hello.nr_vcpus);
 		FUZZ_CHECK(len == h->size);
-		/* The decoder reads any ABI version; the encoder writes its own. */
+		/*
+		 * The decoder reads any ABI version, and the stream versions
+		 * it knows (1 and 2); the encoder writes its own.
+		 */
 		((struct pvprof_st_hello *)out)->abi_version = v->u.hello.abi_version;
+		((struct pvprof_st_hello *)out)->stream_version = v->u.hello.stream_version;
 		((struct pvprof_st_hello *)out)->hdr.vcpu_id = h->vcpu_id;
 		break;
 	case PVPROF_ST_CALLCHAIN:
@@ -37,6 +41,8 @@ static void reencode(const struct pvprof_st_view *v)
 		f.guest_tsc = v->u.callchain.guest_tsc;
 		f.cpl = v->u.callchain.notice_cpl;
 		f.event = v->u.callchain.event;
+		f.sample_flags = v->u.callchain.sample_flags;
+		f.own_nmi_samples = v->u.callchain.own_nmi_samples;
 		memcpy(chain_copy, v->raw + offsetof(struct pvprof_st_callchain, chain),
 		       h->size - offsetof(struct pvprof_st_callchain, chain));
 		len = pvprof_st_put_callchain(out, sizeof(out), h->vcpu_id, h->host_time_ns,

@@ -82,9 +82,9 @@ expect_help "help: help" "COMMAND := { enable | disable | status | expose | reco
 expect_help "help: --help" "Exit status: 0 ok, 1 the operation failed, 2 usage error." --help
 expect_help "help: -h" "Usage: kvm-pvprof [OPTIONS] COMMAND ARGS..." -h
 expect_help "help: help help" "Usage: kvm-pvprof [OPTIONS] COMMAND ARGS..." help help
-expect_help "help: --version" "kvm-pvprof 0.1 (pvprof ABI 1, stream version 1)" --version
+expect_help "help: --version" "kvm-pvprof 0.1 (pvprof ABI 1, stream version 2)" --version
 expect_help "help: -V" "pvprof ABI 1" -V
-expect_help "help: -j --version" '{"version":"0.1","abi_version":1,"stream_version":1}' -j --version
+expect_help "help: -j --version" '{"version":"0.1","abi_version":1,"stream_version":2}' -j --version
 for c in enable disable status expose; do
 	expect_help "help: $c help" "Usage: kvm-pvprof $c VM" $c help
 	expect_help "help: $c --help" "Usage: kvm-pvprof $c VM" $c --help

@@ -172,6 +172,9 @@ def text_header(text):
                   "mappings": maps, "lost_messages": lost, "lost_bytes": lost_bytes}
     h["samples"], h["frames"], h["unsymbolized_frames"] = num(
         r"^# samples shown: (\d+), frames: (\d+), unsymbolized frames: (\d+)$", 3)
+    # Only for a recording with samples in pvprof's own NMI path.
+    mm = re.search(r"^# pvprof overhead: (\d+) samples \(", text, re.M)
+    h["own_nmi_samples"] = int(mm.group(1)) if mm else 0
     keys = ("samples", "notices", "records", "nmis", "lost", "sideband_bytes",
             "sideband_refused")
     h["host_counters"] = {when: dict(zip(keys, num(
@@ -287,7 +290,7 @@ def main():
         "without_frames": 0, "stale": 0, "skewed": 0, "truncated": 0,
         "stream_records": m["entries"],
         "lost": sum(m["losses"].values()),
-        "samples": samples, "frames": frames, "unsymbolized_frames": 0,
+        "samples": samples, "own_nmi_samples": 0, "frames": frames, "unsymbolized_frames": 0,
     }
     for k, v in want.items():
         if doc[k] != v:

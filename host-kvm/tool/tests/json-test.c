@@ -404,6 +404,8 @@ static int header(const char *path)
 	if (!res.unwind || profile_build(&p, &r, &none, &res))
 		return 1;
 	p.stats.entries = p.stats.callchains = p.stats.samples = p.stats.user_mode = big;
+	/* The pvprof overhead line too: it is printed for these. */
+	p.stats.own_nmi = p.stats.own_nmi_recorded = big;
 	p.stats.stale = p.stats.skewed = p.stats.truncated = p.stats.empty = big;
 	p.stats.trunc_depth = p.stats.trunc_snapshot = big / 2;
 	p.stats.cut_samples = p.stats.cut_frames = big;

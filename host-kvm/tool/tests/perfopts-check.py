@@ -9,8 +9,11 @@ It describes a recording (seeded, so always the same): processes with
 command names, executables and a shared library with ELF symbols, kernel
 symbols, samples on four vCPUs at chosen host times (some exactly on the
 edges of the windows asked for below), stacks with recursion, samples
-without frames, idle samples, a process the agent never described, and
-losses per vCPU and for none.  perfopts-gen writes it as a recording.
+without frames, idle samples, a process the agent never described,
+losses per vCPU and for none, and callchains the host marked as taken in
+pvprof's own NMI path or folded more such samples into (stream version 2:
+each stands for 1 + own_nmi_samples samples, those in the NMI path under
+the frame [pvprof overhead]).  perfopts-gen writes it as a recording.
 Every expectation (rows of --sort, what --percent-limit hides, the samples
 of a --time window, the trees of -g caller and -g callee, the per-vCPU
 table, each field of script -F) is computed here from that description,
@@ -75,10 +78,22 @@ class Frame:
             addr, name, kernel, dso, symoff
 
 
+# The frame of a sample taken inside pvprof's own NMI path: a kernel frame
+# at no address, without offset (doc/kvm-pvprof-report.8, PVPROF OVERHEAD).
+OWN_NMI = Frame(0, "[pvprof overhead]", True, "[pvprof]", None)
+
+
 class Sample:
+    """A callchain entry (own, folded: the host's marks), or one sample of it."""
+
     def __init__(self, time, vcpu, pid, tid, comm, kframes, uframes):
         self.time, self.vcpu, self.pid, self.tid, self.comm = time, vcpu, pid, tid, comm
         self.kframes, self.uframes = kframes, uframes     # innermost first
+        self.own, self.folded = False, 0
+
+    def with_own_nmi(self):
+        return Sample(self.time, self.vcpu, self.pid, self.tid, self.comm,
+                      [OWN_NMI] + self.kframes, self.uframes)
 
     @property
     def rel(self):
@@ -164,6 +179,12 @@ def describe(rnd):
         samples.append(make_sample(rnd, t, procs, progs, libc, kframe, uframe))
     end_ns = START_NS + LENGTH
     samples.sort(key=lambda s: s.time)
+    # The host's marks, drawn apart so that the rest stays as it was.
+    marks = random.Random(31)
+    for s in samples:
+        if marks.random() < 0.2:
+            s.own = marks.random() < 0.5
+            s.folded = marks.choice([0, 1, 2, 5]) if s.own else marks.choice([1, 2, 5])
     losses = []
     for i in range(24):
         lt = START_NS + rnd.randrange(0, end_ns - START_NS)
@@ -175,11 +196,23 @@ def describe(rnd):
         if kind:
             lines.append("loss %d %d %d %d" % ev)
         else:
+            if ev.own or ev.folded:
+                lines.append("nmi %d %d" % (int(ev.own), ev.folded))
             lines.append("sample %d %d %d %d %d %d %d %s" % (
                 ev.time, ev.vcpu, ev.pid, ev.tid, int(not ev.kframes), len(ev.kframes),
                 len(ev.uframes), " ".join(str(f.addr) for f in ev.kframes + ev.uframes)))
     lines.append("end %d" % end_ns)
     return "\n".join(lines) + "\n", samples, losses, end_ns
+
+
+def expand(entries):
+    """Each entry's samples: its own (under OWN_NMI when marked), then
+    the ones folded into it, under OWN_NMI."""
+    out = []
+    for e in entries:
+        out.append(e.with_own_nmi() if e.own else e)
+        out += [e.with_own_nmi() for _ in range(e.folded)]
+    return out
 
 
 def make_sample(rnd, t, procs, progs, libc, kframe, uframe):
@@ -541,7 +574,7 @@ def script_samples(out):
     return got
 
 
-def check_time(data, samples, end_ns):
+def check_time(data, samples, entries, end_ns):
     total = len(samples)
     specs = ["0.5,1", "1,", ",1", "0,0.000001", "1.2345,1.2345", "0.25,0.5 1,1.2345", "10%-20%",
              "0%-10%,30%-40%", "25%/2", "50%-100%", "33.333333%-66.666667%", "0,", ","]
@@ -565,9 +598,9 @@ def check_time(data, samples, end_ns):
                                                            total))
     # The windows are the ones asked for, at the edges too: samples were made
     # at exactly 0.5, 1 and 1.2345 s.
-    on_edge = [s for s in samples if s.rel in (NS // 2, NS, 1234500000)]
+    on_edge = [s for s in entries if s.rel in (NS // 2, NS, 1234500000)]
     check("--time: samples exactly on a window's edges are in it (perf's inclusive ends)",
-          len(on_edge) == 3 and all(s in selected(samples, window=window_of("0.5,1", end_ns) +
+          len(on_edge) == 3 and all(s in selected(entries, window=window_of("0.5,1", end_ns) +
                                                   window_of("1.2345,1.2345", end_ns))
                                     for s in on_edge), len(on_edge))
     out = run("report", "-i", data, "--time", "10%-20%")[0]
@@ -587,14 +620,14 @@ def check_time(data, samples, end_ns):
           json.loads(run("report", "-i", data, "-j", "--time", "0,0")[0])["samples"])
 
 
-def check_per_vcpu(data, samples, losses, end_ns):
+def check_per_vcpu(data, samples, entries, losses, end_ns):
     for args, vcpu, spec in [([], None, None), (["--comm", "web"], None, None),
                              (["--vcpu", "1"], 1, None), (["--time", "25%-75%"], None, "25%-75%")]:
         name = "--per-vcpu %s: samples shown, callchains and losses per vCPU" % " ".join(args)
         window = window_of(spec, end_ns) if spec else None
         shown = selected(samples, vcpu=vcpu, comm="web" if "--comm" in args else None,
                          window=window)
-        recorded = selected(samples, vcpu=vcpu, window=window)
+        recorded = selected(entries, vcpu=vcpu, window=window)
         rows = {}
         for v in ([vcpu] if vcpu is not None else range(4)):
             rows[v] = [0, 0, {}]
@@ -651,7 +684,9 @@ def script_text(samples, fields, mode="all", reltime=False):
         for f in s.frames(mode):
             line = "\t%16x" % f.addr
             if "sym" in fields:
-                if f.symoff is not None:
+                if f is OWN_NMI:
+                    line += " " + f.name
+                elif f.symoff is not None:
                     line += " " + f.name + ("+%#x" % f.symoff if "symoff" in fields else "")
                 else:
                     line += " [unknown]"
@@ -706,15 +741,17 @@ def check_script(data, samples, end_ns):
 
 def main():
     rnd = random.Random(24)
-    desc, samples, losses, end_ns = describe(rnd)
+    desc, entries, losses, end_ns = describe(rnd)
+    samples = expand(entries)
     data = TMP + "/perfopts.data"
     with open(TMP + "/perfopts.txt", "w") as f:
         f.write(desc)
     with open(TMP + "/perfopts.txt") as f:
         subprocess.run([GEN, data], stdin=f, check=True)
     for fn, args in ((check_sort, (data, samples)), (check_percent_limit, (data, samples)),
-                     (check_callgraph, (data, samples)), (check_time, (data, samples, end_ns)),
-                     (check_per_vcpu, (data, samples, losses, end_ns)),
+                     (check_callgraph, (data, samples)),
+                     (check_time, (data, samples, entries, end_ns)),
+                     (check_per_vcpu, (data, samples, entries, losses, end_ns)),
                      (check_script, (data, samples, end_ns))):
         try:
             fn(*args)

@@ -13,16 +13,22 @@
  *
  *   host START_NS            HOST section: the recording's start (monotonic)
  *   end END_NS               an END section at END_NS (without it, none)
+ *   version V                the stream version HELLO gives (default the
+ *                            encoder's, PVPROF_STREAM_VERSION); before vcpus
  *   vcpus N                  HELLO, and N vCPUs registered
  *   kernel STEXT ETEXT NR    KERNEL message: text range, NR symbols announced
  *   ksym ADDR NAME           kernel symbols, ascending, sent as KSYMS chunks
  *   process PID COMM         PROCESS message (exec generation 1)
  *   mmap PID START LEN BID PATH   MMAP: build-id 20 bytes of BID, offset 0
  *   elfsym BID ADDR SIZE NAME     ELF symbols of build-id BID, ascending
- *   sample TIME VCPU PID TID USER NK NU FRAME...
+ *   sample TIME VCPU PID TID FLAGS NK NU FRAME...
  *                            a callchain at host time TIME: NK kernel frames
- *                            then NU user frames, innermost first; USER 1 for
- *                            a sample taken in user mode
+ *                            then NU user frames, innermost first; FLAGS its
+ *                            PVPROF_CHAIN_F_* but USTACK (1, F_USER, for a
+ *                            sample taken in user mode; 4, F_SKEWED)
+ *   nmi OWN FOLDED           the host's marks of the next sample (stream
+ *                            version 2): PVPROF_ST_SAMPLE_F_OWN_NMI when OWN
+ *                            is 1, FOLDED its own_nmi_samples
  *   loss TIME VCPU REASON COUNT   a LOSS entry (VCPU 4294967295: none)
  *
  * Consecutive ksym and elfsym lines of one build-id are packed into as few
@@ -65,16 +71,18 @@ static uint64_t num(const char *s)
 static void gen_sample(char **f, int nf)
 {
 	uint64_t frames[PVPROF_MAX_DEPTH];
-	uint64_t nk = num(f[6]), nu = num(f[7]);
+	uint64_t nk = num(f[6]), nu = num(f[7]), flags = num(f[5]);
 	uint32_t i;
 
 	if (nk + nu > PVPROF_MAX_DEPTH || (uint64_t)nf != 8 + nk + nu)
 		die("a sample needs NK + NU frames, at most 120: '%s'", f[0]);
+	if (flags & ~(uint64_t)(PVPROF_CHAIN_F_ALL & ~PVPROF_CHAIN_F_USTACK))
+		die("FLAGS are PVPROF_CHAIN_F_* but USTACK: '%s'", f[5]);
 	g.time_ns = num(f[1]);
 	for (i = 0; i < nk + nu; i++)
 		frames[i] = num(f[8 + i]);
-	gen_chain(&g, (uint32_t)num(f[3]), (uint32_t)num(f[4]),
-		  num(f[5]) ? PVPROF_CHAIN_F_USER : 0, (uint32_t)nk, (uint32_t)nu, frames);
+	gen_chain(&g, (uint32_t)num(f[3]), (uint32_t)num(f[4]), (uint32_t)flags,
+		  (uint32_t)nk, (uint32_t)nu, frames);
 	gen_callchain(&g, (uint32_t)num(f[2]), nk + nu ? frames[0] : 0, PVPROF_EVENT_CPU_CLOCK);
 }
 
@@ -117,6 +125,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(f[0], "end") && nf == 2) {
 			end_ns = num(f[1]);
 			has_end = true;
+		} else if (!strcmp(f[0], "version") && nf == 2) {
+			g.stream_version = (uint16_t)num(f[1]);
+		} else if (!strcmp(f[0], "nmi") && nf == 3) {
+			g.sample_flags = num(f[1]) ? PVPROF_ST_SAMPLE_F_OWN_NMI : 0;
+			g.own_nmi_samples = (uint32_t)num(f[2]);
 		} else if (!strcmp(f[0], "vcpus") && nf == 2) {
 			g.time_ns = host.start_monotonic_ns;
 			gen_hello(&g, (uint32_t)num(f[1]), 16384);

@@ -6,9 +6,11 @@
 # report-test (kernel and user frames, unsymbolized ones, hostile names, a
 # sample without frames) with and without filters, and on --call-graph dwarf
 # recordings of a real program (tests/unwind/fixture.c, as in
-# dwarf-report-test.sh).  For each, pprof's -top must agree with report's
-# top functions (total samples, each function's self samples, and its total
-# where report has one function of that name) and pprof's -traces with
+# dwarf-report-test.sh), and on samples in pvprof's own NMI path (a
+# perfopts-gen recording with [pvprof overhead]).  For each, pprof's -top
+# must agree with report's top functions (total samples, each function's
+# self samples, and its total where report has one function of that
+# name) and pprof's -traces with
 # report --folded (each stack and its count, the command label at its
 # root).  The labels must be the ones the generators put in the samples,
 # the build-ids the ones readelf reads from the files.  Also: one run with
@@ -26,7 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 report_test=$O/tool/tests/report-test
 gen=$O/tool/tests/dwarf-report-gen
 cc=${CC:-gcc}
-for f in "$report_test" "$gen"; do
+for f in "$report_test" "$gen" "$O/tool/tests/perfopts-gen"; do
 	[ -x "$f" ] || { echo "${0##*/}: $f is missing: run 'make -C host-kvm/tool'" >&2; exit 2; }
 done
 
@@ -138,7 +140,8 @@ if sum(traces.values()) + frameless != total:
 
 # Expected labels: "LEAF COUNT key=value,..." lines on stdin.
 for want in sys.stdin.read().splitlines():
-    leaf, count, kv = want.split(" ", 2)
+    # The leaf may hold a space ("[pvprof overhead]"); the labels hold none.
+    leaf, count, kv = want.rsplit(" ", 2)
     exp = dict(p.split("=", 1) for p in kv.split(","))
     got = [l for l, f, c in labelled if f and f[0] == leaf]
     if len(got) != 1 or any(got[0].get(k) != v for k, v in exp.items()) or \
@@ -234,6 +237,55 @@ ok=1
 	grep -q '<svg' "$tmp/fg.svg" && ok=0
 check "golden: --folded, --flamegraph and --pprof in one run; the pprof file byte for byte the same" \
 	$ok "exit $rc: $(head -c 300 "$tmp/all.err")"
+
+echo "== samples in pvprof's own NMI path (stream version 2)"
+# perfopts-gen's description (perfopts-gen.c): the entry at 2 ms has 3
+# samples folded into it, the one at 3 ms is marked and has 1: with the 2 ms
+# entry's own sample and the plain one at 1 ms, web's work stack has 2
+# samples and the same stack under [pvprof overhead] 5; pprof must count them
+# so, with [pvprof overhead] a location without mapping at address 0.
+cat >"$tmp/own.txt" <<'EOF2'
+host 1000000000000
+vcpus 2
+kernel 0xffffffff81000000 0xffffffff81100000 2
+ksym 0xffffffff81001000 k_write
+ksym 0xffffffff81002000 k_syscall
+process 100 web
+mmap 100 0x555555554000 0x10000 171 /usr/bin/web
+elfsym 171 0x100 0x80 main
+elfsym 171 0x200 0x80 serve
+elfsym 171 0x300 0x80 work
+sample 1000001000000 0 100 100 1 0 3 0x555555554310 0x555555554210 0x555555554110
+nmi 0 3
+sample 1000002000000 0 100 100 1 0 3 0x555555554310 0x555555554210 0x555555554110
+nmi 1 1
+sample 1000003000000 0 100 100 1 0 3 0x555555554310 0x555555554210 0x555555554110
+sample 1000004000000 1 100 101 0 2 2 0xffffffff81001010 0xffffffff81002010 0x555555554210 0x555555554110
+end 1000010000000
+EOF2
+if "$O/tool/tests/perfopts-gen" "$tmp/own.data" <"$tmp/own.txt" 2>"$tmp/err"; then
+	agree "own NMI: pprof agrees with report and report --folded, samples by weight" own.data <<'EOF2'
+work 2 vm=4242,comm=web,pid=100,tid=100,vcpu=0
+[pvprof overhead] 5 vm=4242,comm=web,pid=100,tid=100,vcpu=0
+k_write 1 comm=web,pid=100,tid=101,vcpu=1
+EOF2
+	cp "$tmp/p.pb.gz" "$tmp/own.pb.gz"
+	raw_has "own NMI -raw: [pvprof overhead] at 0x0 without mapping, 5 samples of 1 ms" own.pb.gz \
+		'^ +[0-9]+: 0x0 \[pvprof overhead\] :0 s=0$' '^ +5 +5000000: [0-9]+ [0-9]+ [0-9]+ [0-9]+ $' \
+		'^Comment: pvprof overhead: 5 samples \(62\.50% of the samples shown\) taken inside pvprof'"'"'s own NMI path:$'
+	agree "own NMI --user: [pvprof overhead] left out like a kernel frame" own.data --user <<'EOF2'
+work 7 comm=web,pid=100,tid=100,vcpu=0
+EOF2
+	go tool pprof -sample_index=samples -top -nodecount=1000000 -nodefraction=0 \
+		"$tmp/own.pb.gz" >"$tmp/ptop-default" 2>"$tmp/default.err"
+	gopprof -top -nodecount=1000000 -nodefraction=0 "$tmp/own.pb.gz" >"$tmp/ptop"
+	ok=1
+	cmp -s "$tmp/ptop" "$tmp/ptop-default" && grep -q '\[pvprof overhead\]$' "$tmp/ptop" && ok=0
+	check "own NMI: pprof's default symbolization leaves [pvprof overhead] as it is" $ok \
+		"$(diff "$tmp/ptop" "$tmp/ptop-default" | head -5) $(head -c 300 "$tmp/default.err")"
+else
+	fail "own NMI: perfopts-gen" "$(head -c 300 "$tmp/err")"
+fi
 
 echo "== --call-graph dwarf recordings of a real program"
 if "$cc" -O2 -fomit-frame-pointer -pthread -o "$tmp/fx-dyn" "$here/unwind/fixture.c" 2>"$tmp/cc.err" &&

@@ -28,6 +28,7 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,15 @@ struct gen {
 	 * sections itself, with gen_flush().
 	 */
 	uint32_t room;
+	/* HELLO's stream_version; 0: PVPROF_STREAM_VERSION, the encoder's. */
+	uint16_t stream_version;
+	/*
+	 * The host's marks of the next callchain entry (stream version 2):
+	 * its PVPROF_ST_SAMPLE_F_* and the samples folded into it; cleared
+	 * once it is put.
+	 */
+	uint16_t sample_flags;
+	uint32_t own_nmi_samples;
 	struct recording_writer w;
 	/*
 	 * Where everything went, when set: "section TYPE OFFSET SIZE" for
@@ -234,9 +244,14 @@ static inline void gen_status_of(struct pvprof_ctl_status *ctl, struct pvprof_vc
  */
 static inline void gen_hello(struct gen *g, uint32_t nr, uint32_t size)
 {
+	uint8_t *hello = g->buf + g->len;
 	uint32_t i;
 
 	gen_put(g, pvprof_st_put_hello(g->buf + g->len, sizeof(g->buf) - g->len, g->time_ns, nr));
+	/* An older host's stream: the same bytes but the version. */
+	if (g->stream_version)
+		memcpy(hello + offsetof(struct pvprof_st_hello, stream_version),
+		       &g->stream_version, sizeof(g->stream_version));
 	for (i = 0; size && i < nr; i++) {
 		gen_room(g);
 		gen_put(g, pvprof_st_put_vcpu(g->buf + g->len, sizeof(g->buf) - g->len, i,
@@ -474,7 +489,8 @@ static inline void gen_ustack(struct gen *g, const uint64_t *regs, const void *s
 /*
  * Puts that callchain as vCPU @vcpu's callchain entry, with the facts the
  * host took at the notice: the guest's RIP @ip, its CPL (3 for a callchain
- * taken in user mode), the event @event (PVPROF_EVENT_*).
+ * taken in user mode), the event @event (PVPROF_EVENT_*), and the marks
+ * in g->sample_flags and g->own_nmi_samples, which it clears.
  */
 static inline void gen_callchain(struct gen *g, uint32_t vcpu, uint64_t ip, uint8_t event)
 {
@@ -484,6 +500,10 @@ static inline void gen_callchain(struct gen *g, uint32_t vcpu, uint64_t ip, uint
 	facts.ip = ip;
 	facts.cpl = (chain->flags & PVPROF_CHAIN_F_USER) ? 3 : 0;
 	facts.event = event;
+	facts.sample_flags = g->sample_flags;
+	facts.own_nmi_samples = g->own_nmi_samples;
+	g->sample_flags = 0;
+	g->own_nmi_samples = 0;
 	gen_room(g);
 	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len, vcpu,
 					   g->time_ns, &facts, chain));

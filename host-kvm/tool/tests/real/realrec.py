@@ -9,7 +9,8 @@ usage: realrec.py cut --tool KVM_PVPROF --functions FILE [options] IN OUT
 cut: OUT keeps, of IN (a recording of
 tests/unwind/workload.c made by `make check-unwind`), a few callchain
 entries of each hot leaf whose snapshot `kvm-pvprof script` unwinds to the
-chain the construction gives (tests/unwind/chains.py), and what they
+chain the construction gives (tests/unwind/chains.py), each one sample (the
+marks of pvprof's own NMI path of stream version 2 cleared), and what they
 need: HOST, VM and STATUS as they were, the stream's HELLO and VCPU
 entries, and of the sideband the KERNEL message (kernel frames are then
 named [kernel.kallsyms]+offset: the kernel's 870 KB of symbols stay out)
@@ -63,8 +64,11 @@ CHAIN_F_USER, CHAIN_F_USTACK = 1 << 0, 1 << 6
 PROC_F_FORK = 1 << 0
 
 # struct pvprof_st_callchain: the stream header (24), notice_ip, guest_tsc,
-# notice_cpl, event, reserved0, reserved1, then struct pvprof_callchain.
-CHAIN_OFF = 48
+# notice_cpl, event, sample_flags, own_nmi_samples (stream version 2; zero
+# in version 1 and in the recordings here), then struct pvprof_callchain.
+NOTICE = struct.Struct("<QQBBHI")
+NOTICE_OFF = 24
+CHAIN_OFF = NOTICE_OFF + NOTICE.size
 CHAIN = struct.Struct("<QQIIIIHHHH")
 FRAMES_OFF = CHAIN_OFF + CHAIN.size
 USTACK = struct.Struct("<8QII")
@@ -167,6 +171,12 @@ class Callchain:
 
     def stack(self):
         return bytes(self.entry[self.data_off:self.data_off + self.stack_size])
+
+
+def clear_marks(entry):
+    """Clear a CALLCHAIN entry's marks of pvprof's own NMI path in place:
+    it is then one sample, shown with its chain's stack."""
+    struct.pack_into("<HI", entry, NOTICE_OFF + 18, 0, 0)
 
 
 def callchain_with(entry, stack=None, regs=None):
@@ -275,6 +285,13 @@ def cut(args):
     recording = Recording(data)
     head = [i for i, r in enumerate(recording.entries) if rtype(r) in (ST_HELLO, ST_VCPU)]
     calls = [i for i, r in enumerate(recording.entries) if rtype(r) == ST_CALLCHAIN]
+    # One sample per entry: a stream version 2 host marks the samples that
+    # hit pvprof's own NMI path and folds more into an entry, which script
+    # prints as samples of their own.  The chains are what is judged here.
+    if any(NOTICE.unpack_from(recording.entries[i], NOTICE_OFF)[4:] != (0, 0) for i in calls):
+        for i in calls:
+            clear_marks(recording.entries[i])
+        data = recording.write(recording.entries)
     samples = run_script(args.tool, data)
     if len(samples) != len(calls):
         sys.exit("realrec: script printed %d samples for %d callchain entries" %
