@@ -8,7 +8,11 @@
 #   make check-unit fast suites only, no VM: the VM supervisor's classifier,
 #                   make bench's summary, spec, unit, model, fuzz smoke, tool,
 #                   bench-core smoke, guest driver build
-#   make check-host host suites in the nested test host (QEMU TCG + nested SVM)
+#   make check-host host suites in the nested test host (QEMU TCG + nested SVM),
+#                   the host suite also with L1 on Linux 6.12
+#   make check-6.12 what runs on Linux 6.12: the host suite with L1 booting
+#                   Debian's 6.12 image and pvprof's KVM built from
+#                   linux-source-6.12 (about 7 min, half of it installing)
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
 #                   migration and reset (guest-driver/tests/e2e; ~15 min)
@@ -44,12 +48,13 @@ export CFLAGS_USER
 
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
-	demo check-demo check-unwind bench bench-core freeze-study clean help agent check-agent
+	demo check-demo check-unwind bench bench-core freeze-study clean help agent check-agent \
+	check-6.12 check-host-6.12
 
 all: user
 
 help:
-	@sed -n '3,34p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,37p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -91,13 +96,27 @@ check-unit:
 	$(MAKE) -C guest-agent check-native
 	$(MAKE) -C guest-driver
 
-check-host: check-nested check-host-suite check-tool-nested check-install
+check-host: check-nested check-host-suite check-host-6.12 check-tool-nested check-install
 
 check-nested: modules
 	O=$(O) tests/nested/selftest.sh
 
 check-host-suite: modules
 	$(MAKE) -C tests/host run
+
+# Linux 6.12 (Debian 12's security suite; the series of Debian 13 and RHEL 10):
+# the host suite with L1 on Debian's 6.12 image and pvprof's KVM modules built
+# from linux-source-6.12 against the headers the guest driver unpacks.
+KVER_6.12	:= 6.12.117+deb12-amd64
+PKGS_6.12	:= linux-source-6.12 linux-image-$(KVER_6.12) zstd
+
+check-6.12: check-host-6.12
+
+check-host-6.12: deps
+	@scripts/install-deps.sh $(PKGS_6.12)
+	$(MAKE) -C guest-driver kernel KVER=6.12
+	$(MAKE) -C host-kvm KVER=6.12
+	KVER=$(KVER_6.12) $(MAKE) -C tests/host run
 
 # kvm-pvprof enable/status/disable/expose against the pvprof KVM in L1, then
 # record/report/script on a minimal guest that answers with callchains, and
