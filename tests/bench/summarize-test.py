@@ -112,9 +112,12 @@ def write_window(runs, name, cond, w):
         write(os.path.join(runs, name + ".status-after.json"), status(COUNTER_START + samples))
         write(os.path.join(runs, name + ".data-bytes"), f"{samples * 137}\n")
         write(os.path.join(runs, name + ".report-ns"), f"{samples * 50000}\n")
+        # A twentieth of the samples shown hit pvprof's own NMI path.
         write(os.path.join(runs, name + ".report.txt"),
               f"# stream entries: {samples} (0 bytes), callchains: {samples} (0 in user mode)\n"
-              "# stale: 0, skewed: 0\n")
+              "# stale: 0, skewed: 0\n"
+              f"# samples shown: {samples}, frames: {samples}, unsymbolized frames: 0\n"
+              f"# pvprof overhead: {samples // 20} samples (5.00% of the samples shown) taken inside\n")
 
 
 def build(out, reps_by_cond):
@@ -170,6 +173,14 @@ def table_kinds(table):
             raise AssertionError(f"no '{kind}' row in the table:\n{block}")
         rows[kind] = (float(m.group(1)), float(m.group(2)))
     return rows
+
+
+class OwnNmiShare(unittest.TestCase):
+
+    def test_share_of_the_samples_shown(self):
+        result, table = summarize(same_reps())
+        self.assertAlmostEqual(result["own_nmi_share"], 0.05, places=3)
+        self.assertIn("pvprof's own NMI path: 0.0500 of the samples shown", table)
 
 
 class BeyondFloor(unittest.TestCase):
@@ -266,7 +277,7 @@ class BeyondFloor(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(BeyondFloor)
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
     outcome = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
     failed = len(outcome.failures) + len(outcome.errors)
     passed = outcome.testsRun - failed

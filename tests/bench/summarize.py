@@ -62,14 +62,19 @@ def read_json(path):
 
 
 def report_counts(path):
-    """The callchain and skewed counts of a kvm-pvprof report's header
-    ("# stream entries: N (...), callchains: N" and "# stale: N, skewed: N, ...")."""
+    """The callchain, skewed and sample counts of a kvm-pvprof report's header
+    ("# stream entries: N (...), callchains: N", "# stale: N, skewed: N, ...",
+    "# samples shown: N, ...") and its samples of pvprof's own NMI path
+    ("# pvprof overhead: N samples ...", only when there are some)."""
+    text = read_text(path)
     counts = {}
-    for m in re.finditer(r"^# .*?\b(skewed|callchains): (\d+)", read_text(path), re.M):
+    for m in re.finditer(r"^# .*?\b(skewed|callchains|samples shown): (\d+)", text, re.M):
         counts.setdefault(m.group(1), int(m.group(2)))
     for key in ("skewed", "callchains"):
         if key not in counts:
             fail(f"{path}: no '{key}: N' in the report header")
+    m = re.search(r"^# pvprof overhead: (\d+) samples", text, re.M)
+    counts["own_nmi"] = int(m.group(1)) if m else 0
     return counts
 
 
@@ -447,6 +452,10 @@ def main():
     skew_rate = None
     if None not in skewed and None not in chains and sum(chains) > 0:
         skew_rate = sum(skewed) / sum(chains)
+    # Samples the host took inside pvprof's own NMI path (spec
+    # pvprof-own-nmi-samples): shown as [pvprof overhead], not as skew.
+    shown = sum(r["report"].get("samples shown", 0) for r in pv)
+    own_nmi_share = sum(r["report"].get("own_nmi", 0) for r in pv) / shown if shown else None
     eps = {c: per[c]["exits_per_sample"] for c in per}
     beyond = {c: exits_beyond_floor_figures(runs, resamples, c) for c in ("pvprof", "pvprof_dwarf")}
     pv_beyond = beyond["pvprof"] or {}
@@ -477,6 +486,7 @@ def main():
         "exits_beyond_floor_per_sample": pv_beyond.get("beyond_floor"),
         "completeness": rnd(delivered / pv_samples) if pv_samples else None,
         "skew_rate": rnd(skew_rate),
+        "own_nmi_share": rnd(own_nmi_share),
         "stale_rate": rnd(losses.get("stale", 0) / pv_samples) if pv_samples else None,
         "losses": losses,
         "platform": platform,
@@ -561,7 +571,8 @@ def main():
     lines += [
         "",
         f"completeness: {fmt(result['completeness'], '.4f')}  (target >= 0.99)",
-        f"skew rate: {fmt(result['skew_rate'], '.4f')}   stale rate: {fmt(result['stale_rate'], '.4f')}",
+        f"skew rate: {fmt(result['skew_rate'], '.4f')}   stale rate: {fmt(result['stale_rate'], '.4f')}"
+        f"   pvprof's own NMI path: {fmt(result['own_nmi_share'], '.4f')} of the samples shown",
         "losses: " + (", ".join(f"{k} {v}" for k, v in losses.items() if v) or "none"),
         f"host cost: {fmt(result['host_cost']['ns_per_sample'], '.0f')} ns of pvprof hooks in L1's KVM per sample"
         f" (function_graph, its own cost included; {result['host_cost']['trace_overrun']} trace overruns;"
