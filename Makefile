@@ -12,7 +12,7 @@
 #                   the host suite also with L1 on Linux 6.12
 #   make check-6.12 what runs on Linux 6.12: the host suite with L1 booting
 #                   Debian's 6.12 image and pvprof's KVM built from
-#                   linux-source-6.12 (about 7 min, half of it installing)
+#                   linux-source-6.12, and check-demo with L1 and L2 on 6.12
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
 #                   migration and reset (guest-driver/tests/e2e; ~15 min)
@@ -26,7 +26,8 @@
 #   make deps       install the Debian packages the build and tests need
 #   make demo       profile a demo workload in a guest, end to end (demo/README.md;
 #                   WORKLOAD=program ARGS="..." DURATION=s HZ=hz
-#                   CALL_GRAPH=dwarf|fp GUEST_PERF=s: the guest's perf first)
+#                   CALL_GRAPH=dwarf|fp GUEST_PERF=s: the guest's perf first;
+#                   HOST_KERNEL=6.12: the nested host and the guest on 6.12)
 #   make check-demo the demo as a smoke test (about 2 min once built)
 #   make check-unwind user stacks of gcc -O2 -fomit-frame-pointer code in a
 #                   guest, unwound with DWARF CFI, and the guest's perf (tests/unwind; ~6 min)
@@ -49,12 +50,12 @@ export CFLAGS_USER
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
 	demo check-demo check-unwind bench bench-core freeze-study clean help agent check-agent \
-	check-6.12 check-host-6.12
+	check-6.12 check-host-6.12 check-demo-6.12 deps-6.12
 
 all: user
 
 help:
-	@sed -n '3,37p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,38p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -81,8 +82,8 @@ check-agent: modules guest-driver tool agent
 # any failure (including a suite that died before writing its counts) fails.
 check: deps
 	@rm -rf $(O)/results
-	@$(MAKE) -k check-unit check-host check-guest check-agent check-demo check-unwind \
-		check-debug-if-cached; status=$$?; \
+	@$(MAKE) -k check-unit check-host check-guest check-agent check-demo check-demo-6.12 \
+		check-unwind check-debug-if-cached; status=$$?; \
 	scripts/summarize-results.sh $(O)/results && exit $$status
 
 check-unit:
@@ -107,13 +108,15 @@ check-host-suite: modules
 # Linux 6.12 (Debian 12's security suite; the series of Debian 13 and RHEL 10):
 # the host suite with L1 on Debian's 6.12 image and pvprof's KVM modules built
 # from linux-source-6.12 against the headers the guest driver unpacks.
-KVER_6.12	:= 6.12.117+deb12-amd64
+include scripts/kernels.mk
 PKGS_6.12	:= linux-source-6.12 linux-image-$(KVER_6.12) zstd
 
-check-6.12: check-host-6.12
+check-6.12: check-host-6.12 check-demo-6.12
 
-check-host-6.12: deps
+deps-6.12: deps
 	@scripts/install-deps.sh $(PKGS_6.12)
+
+check-host-6.12: deps-6.12
 	$(MAKE) -C guest-driver kernel KVER=6.12
 	$(MAKE) -C host-kvm KVER=6.12
 	KVER=$(KVER_6.12) $(MAKE) -C tests/host run
@@ -163,13 +166,18 @@ check-debug-if-cached:
 DEMO_OPTS	= $(if $(WORKLOAD),--workload "$(WORKLOAD)") $(if $(ARGS),--args "$$DEMO_ARGS") \
 		  $(if $(DURATION),--seconds $(DURATION)) $(if $(HZ),--hz $(HZ)) \
 		  $(if $(CALL_GRAPH),--call-graph $(CALL_GRAPH)) \
-		  $(if $(GUEST_PERF),--guest-perf $(GUEST_PERF))
+		  $(if $(GUEST_PERF),--guest-perf $(GUEST_PERF)) \
+		  $(if $(HOST_KERNEL),--host-kernel $(HOST_KERNEL))
 demo: export DEMO_ARGS = $(ARGS)
-demo: deps
+demo: deps $(if $(filter 6.12,$(HOST_KERNEL)),deps-6.12)
 	demo/run.sh $(strip $(DEMO_OPTS))
 
 check-demo: deps
 	demo/check.sh
+
+# The demo's smoke test with the nested host and the guest on Linux 6.12.
+check-demo-6.12: deps-6.12
+	DEMO_CHECK_HOST_KERNEL=6.12 demo/check.sh
 
 # User stacks of -O2 code without frame pointers, unwound with DWARF CFI.
 check-unwind: deps

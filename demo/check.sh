@@ -7,7 +7,9 @@
 # the folded stacks hold the workload's chains in order with the kernel's
 # syscall path under the user frames that made the call, and that the flame
 # graph is well-formed SVG with those names in it.
-# Results in $O/results/demo.
+# Results in $O/results/demo. DEMO_CHECK_HOST_KERNEL=6.12 runs it with the
+# nested host and the guest on Linux 6.12 (demo/run.sh --host-kernel), into
+# $O/demo-check-6.12 and $O/results/demo-6.12.
 
 PROG=check-demo
 DEMO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,11 +17,14 @@ DEMO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$DEMO_DIR/../tests/nested/common.sh"
 set -uo pipefail
 
-out=$O/demo-check
+host_kernel=${DEMO_CHECK_HOST_KERNEL:-6.1}
+suffix=
+[ "$host_kernel" = 6.1 ] || suffix=-$host_kernel
+out=$O/demo-check$suffix
 seconds=${DEMO_CHECK_SECONDS:-8}
 mkdir -p "$out" || die "cannot create $out"
 
-"$DEMO_DIR/run.sh" --out "$out" --seconds "$seconds" --top 0 > "$out/run.stdout" 2> "$out/run.stderr"
+"$DEMO_DIR/run.sh" --out "$out" --seconds "$seconds" --top 0 --host-kernel "$host_kernel" > "$out/run.stdout" 2> "$out/run.stderr"
 run_status=$?
 check demo-runs "demo/run.sh exited $run_status: $(tail -n 3 "$out/run.stderr" | tr '\n' ' ')" \
 	[ "$run_status" = 0 ]
@@ -34,7 +39,7 @@ check demo-names-its-outputs "no output list on stderr" \
 		grep -q '^  profile.pb.gz   pprof: go tool pprof -top $out/profile.pb.gz' '$out/run.stderr'"
 
 report=$out/report.txt folded=$out/folded.txt svg=$out/flamegraph.svg
-# Kernel functions every x86-64 system call of 6.1 passes through.
+# Kernel functions every x86-64 system call of 6.1 and 6.12 passes through.
 SYSCALL_RE='(entry_SYSCALL_64[A-Za-z_]*|do_syscall_64|__x64_sys_[a-z_0-9]+|ksys_(write|read))'
 
 has_words() {
@@ -95,4 +100,4 @@ pprof_status=$?
 check pprof-read-by-go "go tool pprof -top on profile.pb.gz failed or lacks crc_byte/crc_block ($(tail -n 2 "$out/pprof-top.txt" 2>/dev/null | tr '\n' ' '))" \
 	[ "$pprof_status" = 0 ]
 
-results_write demo
+results_write "demo$suffix"

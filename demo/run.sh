@@ -13,7 +13,7 @@ usage() {
 	cat <<USAGE
 usage: demo/run.sh [--workload PROGRAM] [--args "WORDS"] [--seconds N]
                    [--hz HZ] [--call-graph fp|dwarf[,SIZE]] [--guest-perf N]
-                   [--out DIR] [--top N]
+                   [--out DIR] [--top N] [--host-kernel 6.1|6.12]
 
 Builds the pvprof KVM modules, kvm-pvprof, the guest driver and the guest
 agent pvprofd; boots the nested host (L1, QEMU TCG with nested SVM) with the
@@ -56,6 +56,11 @@ then prints the top of report.txt.
                   oracle (tests/unwind)
   --out DIR       where the results go (default \$O/demo)
   --top N         lines of the report to print at the end (default 48)
+  --host-kernel K the Linux the nested host (L1) and the guest (L2) run:
+                  6.1 (default, Debian 12's) or 6.12 (Debian 12's security
+                  suite, the series of Debian 13 and RHEL 10; make
+                  check-6.12 installs its packages); pvprof's KVM and the
+                  guest driver are built for it
 
 make demo WORKLOAD=... ARGS="..." DURATION=... HZ=... CALL_GRAPH=...
 GUEST_PERF=... passes these on.
@@ -63,6 +68,7 @@ USAGE
 }
 
 workload= args= args_given= seconds=10 hz=1000 out=$O/demo top=48 call_graph=dwarf guest_perf=
+host_kernel=6.1
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || case "$1" in -h|--help) ;; *) die "$1 needs an argument (see --help)" ;; esac
 	case "$1" in
@@ -74,6 +80,7 @@ while [ $# -gt 0 ]; do
 	--guest-perf) guest_perf=$2 ;;
 	--out) out=$2 ;;
 	--top) top=$2 ;;
+	--host-kernel) host_kernel=$2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
@@ -85,6 +92,15 @@ done
 [ -z "$guest_perf" ] || { [[ "$guest_perf" =~ ^[1-9][0-9]*$ ]] && [ "$guest_perf" -le 60 ]; } ||
 	die "--guest-perf must be 1 to 60 seconds, got '$guest_perf'"
 [[ "$call_graph" =~ ^(fp|dwarf(,[1-9][0-9]*)?)$ ]] || die "--call-graph must be fp, dwarf or dwarf,SIZE, got '$call_graph'"
+case "$host_kernel" in
+6.1 | 6.12) ;;
+*) die "--host-kernel must be 6.1 or 6.12, got '$host_kernel'" ;;
+esac
+# run-l1 boots KVER; the guest boots the nested host's kernel (l2lib.sh).
+KVER=$(kernel_release "$host_kernel") || die "no release for Linux $host_kernel"
+export KVER
+[ -r "/boot/vmlinuz-$KVER" ] ||
+	die "--host-kernel $host_kernel: /boot/vmlinuz-$KVER is missing (make check-6.12, or scripts/install-deps.sh linux-image-$KVER, installs it)"
 if [ -n "$workload" ]; then
 	[ -f "$workload" ] && [ -r "$workload" ] || die "--workload $workload: no such readable file"
 	[ "$(head -c 4 "$workload" | od -An -c | tr -d ' ')" = '177ELF' ] ||
@@ -132,9 +148,18 @@ step() {
 	"$@" > "$out/build.log" 2>&1 ||
 		fail "$what" "$out/build.log" "a build failed: scripts/install-deps.sh installs what the build needs; the whole log is $out/build.log"
 }
-step "building the pvprof KVM modules" make -s -C "$REPO_DIR/host-kvm" modules
+# Another kernel than the default: its headers come from Debian's packages,
+# unpacked under $O/kernels (guest-driver/scripts/unpack-kernel.sh).
+kver_args=()
+if [ "$KVER" != "$(default_kver)" ]; then
+	kver_args=(KVER="$KVER")
+	step "unpacking Linux $KVER's headers" make -s -C "$REPO_DIR/guest-driver" kernel "${kver_args[@]}"
+fi
+step "building the pvprof KVM modules for $KVER" make -s -C "$REPO_DIR/host-kvm" modules "${kver_args[@]}"
+step "building the guest driver for $KVER" make -s -C "$REPO_DIR/guest-driver" modules "${kver_args[@]}"
+guest_driver=$(make -s --no-print-directory -C "$REPO_DIR/guest-driver" where "${kver_args[@]}" |
+	       sed -n 's/^module //p')
 step "building kvm-pvprof" make -s -C "$REPO_DIR/host-kvm/tool"
-step "building the guest driver" make -s -C "$REPO_DIR/guest-driver" modules
 step "building the guest agent" make -s -C "$REPO_DIR/guest-agent"
 agent_files=$(make -s --no-print-directory -C "$REPO_DIR/guest-agent" l2-files) || die "make -C guest-agent l2-files failed"
 if [ -z "$workload" ]; then
@@ -169,7 +194,7 @@ if [ -n "$guest_perf" ]; then
 	file_args+=("${lib_files[@]}")
 fi
 step "building the guest's initramfs" "$NESTED_DIR/l2-initramfs" -o "$initrd" \
-	--run "$DEMO_DIR/l2-demo.sh" --insmod "$O/guest-driver/pvprof_guest.ko" "${file_args[@]}"
+	--run "$DEMO_DIR/l2-demo.sh" --insmod "$guest_driver" "${file_args[@]}"
 
 progress "booting the nested host (L1) and the guest (L2)"
 # The nested host's own lines, as they come: its boot, the guest's phases

@@ -35,6 +35,16 @@ default_kver() {
 	echo "$best"
 }
 
+# kernel_release NAME: the release NAME stands for: 6.12 for the release of
+# scripts/kernels.mk, 6.1 for the default; any other NAME is a release.
+kernel_release() {
+	case "$1" in
+	6.1) default_kver ;;
+	6.12) sed -n 's/^KVER_6\.12[[:space:]]*:=[[:space:]]*//p' "$REPO_DIR/scripts/kernels.mk" ;;
+	*) echo "$1" ;;
+	esac
+}
+
 # pvprof_modules_dir KVER: where the pvprof KVM modules for KVER are: 'make
 # modules' builds the default kernel's into $O/host-kvm, 'make -C host-kvm
 # KVER=R' another release's into $O/host-kvm-R.
