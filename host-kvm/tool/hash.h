@@ -2,8 +2,8 @@
 /*
  * kvm-pvprof's hashes for its in-memory tables: 64-bit FNV-1a (interned
  * strings, functions, ELF images, processes, unwind tables) and a 64-bit
- * mix of keys of whole words (report_cache.c's frames).  Nothing stores
- * them: they may change with no format to keep.
+ * mix of keys of whole words (report_cache.c's frames, report_sort.c's
+ * rows).  Nothing stores them: they may change with no format to keep.
  */
 #ifndef KVM_PVPROF_HASH_H
 #define KVM_PVPROF_HASH_H
