@@ -9,7 +9,9 @@
  * (the top table, the per-vCPU table, pprof) see it through a sink in the
  * same walk.  A callchain's frames are kernel frames first, innermost first,
  * then user frames innermost first (spec pvprof-callchain-layout): the tree
- * puts user code nearer the root and the kernel path above it.
+ * puts user code nearer the root and the kernel path above it.  What a
+ * frame resolved to and its function are kept (report_cache.c) while the
+ * resolver's tables stay as they were: a frame seen before is one lookup.
  *
  * A callchain entry is 1 + own_nmi_samples samples, in at most two parts
  * (report_sample_parts()): each part is counted here, once, with its
@@ -28,6 +30,7 @@
 #include "main.h"
 #include "profile.h"
 #include "recording.h"
+#include "report_cache.h"
 #include "report_escape.h"
 #include "report_resolve.h"
 #include "report_select.h"
@@ -163,6 +166,7 @@ struct build_ctx {
 	struct profile *p;
 	const struct report_filter *f;
 	const struct report_resolver *res;
+	struct report_cache *cache;	/* the frames resolved, with their functions */
 	const struct profile_sink *sink;
 	int error;
 	struct report_frames frames;	/* the entry being added */
@@ -206,6 +210,20 @@ static int add_own_nmi_frame(struct build_ctx *c, uint64_t weight, uint32_t *nod
 	return 0;
 }
 
+/* The function of a frame that resolved to @sym: its label and DSO interned. */
+static struct profile_func *frame_func(struct profile *p, const struct pvprof_sym *sym,
+				       uint64_t addr, uint32_t kind)
+{
+	char label_buf[LABEL_SIZE];
+	const char *name, *dso;
+
+	name = intern(p->strings, frame_label(sym, addr, label_buf, sizeof(label_buf)));
+	dso = sym->dso ? intern(p->strings, sym->dso) : NULL;
+	if (!name || (sym->dso && !dso))
+		return NULL;
+	return func_get(p, name, kind, dso);
+}
+
 /*
  * One part of an entry (report_sample_parts()): @weight samples with the
  * frames [@first, @end) of c->frames, and REPORT_OWN_NMI_FRAME above them
@@ -216,7 +234,6 @@ static int add_part(struct build_ctx *c, const struct pvprof_st_view *v, const c
 {
 	const struct pvprof_callchain *chain = &v->u.callchain.chain;
 	struct profile *p = c->p;
-	char label_buf[LABEL_SIZE];
 	uint32_t node, i;
 
 	p->stats.samples += weight;
@@ -232,34 +249,36 @@ static int add_part(struct build_ctx *c, const struct pvprof_st_view *v, const c
 		bool kernel = i < c->frames.nr_kernel;
 		uint32_t kind = kernel ? PROFILE_KIND_KERNEL : PROFILE_KIND_USER;
 		struct profile_frame *out = &c->counted[leaf + i - first];
+		struct report_frame_info *info;
+		const struct pvprof_sym *sym;
 		struct profile_func *fn;
-		struct pvprof_sym sym;
-		const char *name, *dso;
 
-		report_frame_resolve(c->res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
+		/* A frame seen before, in this generation, is one lookup. */
+		info = report_cache_frame(c->cache, &c->frames, i, chain->pid, chain->exec_gen);
+		sym = &info->sym;
 		p->stats.frames += weight;
-		p->stats.unsymbolized += sym.symbol ? 0 : weight;
-		name = intern(p->strings, frame_label(&sym, c->frames.addr[i], label_buf,
-					     sizeof(label_buf)));
-		dso = sym.dso ? intern(p->strings, sym.dso) : NULL;
-		if (!name || (sym.dso && !dso) ||
-		    node_child(p, node, name, kind, &node))
+		p->stats.unsymbolized += sym->symbol ? 0 : weight;
+		if (!info->tag) {
+			fn = frame_func(p, sym, c->frames.addr[i], kind);
+			if (!fn)
+				return -1;
+			info->tag = (uint32_t)(fn - p->funcs) + 1;
+		}
+		fn = &p->funcs[info->tag - 1];
+		if (node_child(p, node, fn->name, kind, &node))
 			return -1;
 		p->nodes[node].total += weight;
-		fn = func_get(p, name, kind, dso);
-		if (!fn)
-			return -1;
 		func_count(p, fn, weight, i == first && !leaf);
 		*out = (struct profile_frame){
 			.addr = c->frames.addr[i],
-			.func = (uint32_t)(fn - p->funcs),
-			.image_start = sym.image_start,
-			.image_end = sym.image_end,
-			.image_pgoff = sym.image_pgoff,
-			.build_id_size = (uint8_t)sym.build_id_size,
+			.func = info->tag - 1,
+			.image_start = sym->image_start,
+			.image_end = sym->image_end,
+			.image_pgoff = sym->image_pgoff,
+			.build_id_size = (uint8_t)sym->build_id_size,
 		};
-		if (sym.build_id_size)
-			memcpy(out->build_id, sym.build_id, sym.build_id_size);
+		if (sym->build_id_size)
+			memcpy(out->build_id, sym->build_id, sym->build_id_size);
 	}
 	if (leaf && add_own_nmi_frame(c, weight, &node))
 		return -1;
@@ -283,7 +302,7 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 	comm = sample_comm(c->res, chain->pid, chain->exec_gen, comm_buf, sizeof(comm_buf));
 	if (!report_sample_selected(c->f, v, comm))
 		return 0;
-	if (report_sample_frames(c->res, v, &c->frames))
+	if (report_sample_frames(c->res, c->cache, v, &c->frames))
 		return -1;
 	nr_parts = report_sample_parts(v, parts);
 	for (k = 0; k < nr_parts; k++) {
@@ -437,22 +456,28 @@ int profile_build_sink(struct profile *p, const struct recording *r,
 		       const struct profile_sink *sink)
 {
 	struct build_ctx c = { .p = p, .f = f, .res = res, .sink = sink };
+	int ret;
 
 	memset(p, 0, sizeof(*p));
 	p->strings = intern_new();
 	p->nodes = calloc(1024, sizeof(*p->nodes));
-	if (!p->strings || !p->nodes)
+	c.cache = report_cache_new(res);
+	if (!p->strings || !p->nodes || !c.cache)
 		goto oom;
 	p->cap_nodes = 1024;
 	p->nr_nodes = 1;
 	p->nodes[0].name = "all";
+	ret = recording_for_each(r, build_entry, &c);
+	report_cache_free(c.cache);
+	c.cache = NULL;
 	/* A read error is printed by recording_for_each(). */
-	if (recording_for_each(r, build_entry, &c) && !c.error)
+	if (ret && !c.error)
 		return -1;
 	if (c.error || sort_children(p))
 		goto oom;
 	return 0;
 oom:
+	report_cache_free(c.cache);
 	p_err("out of memory building the profile");
 	return -1;
 }

@@ -40,6 +40,15 @@
  * @unwind: optional, unwinds the user stack snapshots of --call-graph
  *	dwarf recordings (report_unwind_new()); NULL keeps every callchain's
  *	frame-pointer chain
+ * @generation: optional, a number that changes whenever @resolve's answer
+ *	for a kernel frame (@kernel true) or a user frame, or @user_code's,
+ *	may have changed since it was last returned (after @sideband took a
+ *	message that changed a table), and only then.  A resolver that sets
+ *	it promises that, while the number stays, the same question gets the
+ *	same answer, its strings and build-id unchanged, and that a kernel
+ *	frame's answer depends on the address alone (not on the pid and
+ *	exec_gen): answers may then be kept instead of asked again
+ *	(report_cache.c).  NULL: every frame is asked
  *
  * With no resolver every frame is unsymbolized (raw addresses).
  */
@@ -54,6 +63,7 @@ struct report_resolver {
 	void (*describe)(void *ctx, FILE *f);
 	int (*user_code)(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t addr);
 	struct report_unwind *unwind;
+	uint64_t (*generation)(void *ctx, bool kernel);
 };
 
 void report_resolve(const struct report_resolver *res, bool kernel, uint32_t pid,

@@ -24,12 +24,14 @@
  * address, no offset), above the stack that NMI interrupted, which the
  * tools above then fold like report --folded.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "main.h"
 #include "profile.h"
+#include "report_cache.h"
 #include "report_escape.h"
 #include "report_resolve.h"
 #include "report_script.h"
@@ -45,6 +47,7 @@ struct script_ctx {
 	uint64_t origin_ns;		/* what --reltime counts from */
 	struct report_stats *st;	/* what the filter warnings need */
 	struct report_frames frames;	/* the sample being written */
+	struct report_cache *cache;	/* the frames resolved */
 };
 
 /* perf script's field names; "vcpu" is pvprof's name for perf's "cpu". */
@@ -224,10 +227,10 @@ static void script_sample(struct script_ctx *c, const struct pvprof_st_view *v,
 	if (leaf)
 		script_own_nmi_frame(c->f, fields);
 	for (i = first; i < end; i++) {
-		struct pvprof_sym sym;
+		const struct report_frame_info *info =
+			report_cache_frame(c->cache, &c->frames, i, chain->pid, chain->exec_gen);
 
-		report_frame_resolve(c->res, &c->frames, i, chain->pid, chain->exec_gen, &sym);
-		script_frame(c->f, &sym, c->frames.addr[i], i < c->frames.nr_kernel, fields);
+		script_frame(c->f, &info->sym, c->frames.addr[i], i < c->frames.nr_kernel, fields);
 	}
 	fputc('\n', c->f);
 }
@@ -257,7 +260,7 @@ static int script_entry(void *opaque, const struct pvprof_st_view *v, uint64_t o
 	comm = sample_comm(res, chain->pid, chain->exec_gen, comm_buf, sizeof(comm_buf));
 	if (!report_sample_selected(c->flt, v, comm))
 		return 0;
-	if (report_sample_frames(res, v, &c->frames))
+	if (report_sample_frames(res, c->cache, v, &c->frames))
 		return 1;
 	/*
 	 * Every sample is printed, those folded into the entry too: the same
@@ -290,8 +293,8 @@ static int script_entry(void *opaque, const struct pvprof_st_view *v, uint64_t o
  *
  * With ip, a sample is its line, a line per frame and a blank line; without,
  * its line alone.
- * Return: 0, -1 on an output error, or -2 after a read error of the
- * recording (printed).
+ * Return: 0, -1 on an output error or when out of memory, or -2 after a
+ * read error of the recording (printed).
  */
 int report_write_script(FILE *f, const struct recording *r,
 			const struct report_filter *flt,
@@ -304,9 +307,17 @@ int report_write_script(FILE *f, const struct recording *r,
 				.o = o ? o : &defaults,
 				.origin_ns = r->host.start_monotonic_ns,
 				.st = st ? st : &unused };
+	int ret;
 
 	memset(c.st, 0, sizeof(*c.st));
-	if (recording_for_each(r, script_entry, &c) < 0)
+	c.cache = report_cache_new(res);
+	if (!c.cache) {
+		errno = ENOMEM;
+		return -1;
+	}
+	ret = recording_for_each(r, script_entry, &c);
+	report_cache_free(c.cache);
+	if (ret < 0)
 		return -2;
 	return ferror(f) ? -1 : 0;
 }

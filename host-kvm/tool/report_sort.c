@@ -47,6 +47,10 @@ struct row_key {
 	uint32_t func;
 };
 
+/* Hashed by word (hash_words()), compared whole: no padding in it. */
+_Static_assert(sizeof(struct row_key) == 2 * sizeof(const char *) + 4 * sizeof(uint32_t) &&
+	       sizeof(struct row_key) % 8 == 0, "struct row_key has no padding");
+
 struct row {
 	struct row_key k;
 	uint64_t self, total;
@@ -366,7 +370,7 @@ static int index_grow(struct report_table *t)
 	if (!index)
 		return -1;
 	for (i = 0; i < t->nr_rows; i++) {
-		uint64_t h = hash_bytes(&t->rows[i].k, sizeof(t->rows[i].k), HASH_INIT);
+		uint64_t h = hash_words(&t->rows[i].k, sizeof(t->rows[i].k));
 
 		while (index[h & (size - 1)])
 			h++;
@@ -386,7 +390,7 @@ static struct row *row_get(struct report_table *t, const struct row_key *k)
 
 	if ((t->nr_rows + 1) * 2 > t->index_size && index_grow(t))
 		return NULL;
-	for (h = hash_bytes(k, sizeof(*k), HASH_INIT);; h++) {
+	for (h = hash_words(k, sizeof(*k));; h++) {
 		uint32_t slot = t->index[h & (t->index_size - 1)];
 
 		if (!slot)

@@ -32,6 +32,11 @@ static int sym_user_code(void *ctx, uint32_t pid, uint32_t exec_gen, uint64_t ad
 	return pvprof_symbolizer_user_code(ctx, pid, exec_gen, addr);
 }
 
+static uint64_t sym_generation(void *ctx, bool kernel)
+{
+	return pvprof_symbolizer_generation(ctx, kernel);
+}
+
 static const char *sym_comm(void *ctx, uint32_t pid, uint32_t exec_gen)
 {
 	return pvprof_symbolizer_comm(ctx, pid, exec_gen);
@@ -129,6 +134,7 @@ void symbolizer_resolver(struct pvprof_symbolizer *s, struct report_resolver *re
 	res->describe = sym_describe;
 	res->user_code = sym_user_code;
 	res->unwind = NULL;
+	res->generation = sym_generation;
 }
 
 struct setup_ctx {

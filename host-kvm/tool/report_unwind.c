@@ -24,6 +24,7 @@
 #include "core/sideband.h"
 #include "hash.h"
 #include "main.h"
+#include "report_cache.h"
 #include "report_hdr.h"
 #include "report_resolve.h"
 #include "report_unwind.h"
@@ -340,15 +341,17 @@ static void frames_from_entry(const struct pvprof_st_view *v, struct report_fram
  * not read from the stack, and stays.  Without any known mapping of the
  * image nothing can be judged and the chain stays whole.
  */
-static void cut_fp_chain(const struct report_resolver *res, const struct pvprof_callchain *chain,
-			 struct report_frames *out)
+static void cut_fp_chain(const struct report_resolver *res, struct report_cache *cache,
+			 const struct pvprof_callchain *chain, struct report_frames *out)
 {
 	uint32_t i;
 
 	if (!res || !res->user_code)
 		return;
 	for (i = out->nr_kernel + 1; i < out->nr; i++) {
-		int in = res->user_code(res->ctx, chain->pid, chain->exec_gen, out->addr[i]);
+		int in = cache ? report_cache_user_code(cache, chain->pid, chain->exec_gen,
+							out->addr[i]) :
+				 res->user_code(res->ctx, chain->pid, chain->exec_gen, out->addr[i]);
 
 		if (in < 0)
 			return;
@@ -385,6 +388,7 @@ static enum report_uw_fallback fallback_reason(const struct uw_image *im, uint64
 /**
  * report_sample_frames() - the frames a callchain is shown with
  * @res: the resolver; its @unwind, when set, unwinds user stack snapshots
+ * @cache: the answers of @res kept (report_cache_new()), or NULL
  * @v: the callchain entry
  * @out: filled in: the callchain's kernel frames, then its user frames,
  *	DWARF-unwound when the callchain has a snapshot that unwinds past its
@@ -394,7 +398,7 @@ static enum report_uw_fallback fallback_reason(const struct uw_image *im, uint64
  *
  * Return: 0, or -1 when out of memory.
  */
-int report_sample_frames(const struct report_resolver *res,
+int report_sample_frames(const struct report_resolver *res, struct report_cache *cache,
 			 const struct pvprof_st_view *v, struct report_frames *out)
 {
 	const struct pvprof_callchain *chain = &v->u.callchain.chain;
@@ -410,7 +414,7 @@ int report_sample_frames(const struct report_resolver *res,
 
 	frames_from_entry(v, out);
 	if (!ru || !v->ustack_data) {
-		cut_fp_chain(res, chain, out);
+		cut_fp_chain(res, cache, chain, out);
 		return 0;
 	}
 	ru->st.snapshots++;
@@ -429,7 +433,7 @@ int report_sample_frames(const struct report_resolver *res,
 	}
 	if (n < 2) {
 		ru->st.fallback[fallback_reason(im, v->ustack_regs[PVPROF_UREG_IP], end)]++;
-		cut_fp_chain(res, chain, out);
+		cut_fp_chain(res, cache, chain, out);
 		return 0;
 	}
 	ru->st.unwound++;

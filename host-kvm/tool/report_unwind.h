@@ -64,7 +64,9 @@ void report_unwind_free(struct report_unwind *ru);
 void report_unwind_stats(const struct report_unwind *ru, struct report_unwind_stats *st);
 void report_unwind_describe(const struct report_unwind *ru, FILE *f);
 const char *report_uw_fallback_name(enum report_uw_fallback r);
-int report_sample_frames(const struct report_resolver *res,
+struct report_cache;
+
+int report_sample_frames(const struct report_resolver *res, struct report_cache *cache,
 			 const struct pvprof_st_view *v, struct report_frames *out);
 void report_frame_resolve(const struct report_resolver *res,
 			  const struct report_frames *fr, uint32_t i, uint32_t pid,

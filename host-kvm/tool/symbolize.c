@@ -108,6 +108,8 @@ struct pvprof_symbolizer {
 	size_t nr_agents;
 	struct arena_chunk *arena;
 	struct pvprof_symbolizer *complete;	/* owned; NULL when none */
+	/* Bumped whenever kernel (user) frames may resolve differently. */
+	uint64_t kernel_gen, user_gen;
 };
 
 /* ---- strings ----------------------------------------------------------- */
@@ -751,6 +753,9 @@ void pvprof_symbolizer_free(struct pvprof_symbolizer *s)
 void pvprof_symbolizer_complete(struct pvprof_symbolizer *s,
 				struct pvprof_symbolizer *complete)
 {
+	/* Past the old tables' generations too: the sum only grows. */
+	s->kernel_gen += (s->complete ? pvprof_symbolizer_generation(s->complete, true) : 0) + 1;
+	s->user_gen += (s->complete ? pvprof_symbolizer_generation(s->complete, false) : 0) + 1;
 	pvprof_symbolizer_free(s->complete);
 	s->complete = complete;
 }
@@ -800,6 +805,19 @@ int pvprof_symbolizer_add(struct pvprof_symbolizer *s, const void *msg, size_t l
 		break;
 	case PVPROF_SB_AGENT:
 		add_agent(s, msg);
+		break;
+	}
+	/* Even a message applied in part (-ENOMEM) may have changed a table. */
+	switch (sb.type) {
+	case PVPROF_SB_KERNEL:
+	case PVPROF_SB_KSYMS:
+	case PVPROF_SB_MODULE:
+		s->kernel_gen++;
+		break;
+	case PVPROF_SB_PROCESS:
+	case PVPROF_SB_MMAP:
+	case PVPROF_SB_ELF_SYMS:
+		s->user_gen++;
 		break;
 	}
 	if (!ret)
@@ -1063,6 +1081,31 @@ const char *pvprof_symbolizer_comm(struct pvprof_symbolizer *s, uint32_t pid,
 	if (!p && s->complete)
 		p = proc_find(s->complete, pid, exec_gen, false, NULL);
 	return p && p->comm[0] ? p->comm : NULL;
+}
+
+/**
+ * pvprof_symbolizer_generation() - when answers may have changed
+ * @s: the symbolizer
+ * @kernel: for kernel frames (else for user frames, pvprof_symbolizer_user_code(),
+ *	pvprof_symbolizer_image() and pvprof_symbolizer_comm())
+ *
+ * pvprof_symbolizer_resolve() is a function of the address (for a user
+ * frame, and of the pid and exec_gen) and of the tables taken in so far:
+ * the number returned changes whenever a message (KERNEL, KSYMS and MODULE
+ * for kernel frames; PROCESS, MMAP and ELF_SYMS for user frames), taken in
+ * by @s or by its complete tables, or pvprof_symbolizer_complete() may
+ * have changed what a frame of that kind resolves to, and only then.
+ * While it stays the same, an answer may be kept instead of asked again,
+ * and the strings and build-id it points to stay as they were.  EXIT and
+ * AGENT messages, and messages rejected, change no answer.
+ *
+ * Return: the generation, a number that only grows.
+ */
+uint64_t pvprof_symbolizer_generation(const struct pvprof_symbolizer *s, bool kernel)
+{
+	uint64_t gen = kernel ? s->kernel_gen : s->user_gen;
+
+	return s->complete ? gen + pvprof_symbolizer_generation(s->complete, kernel) : gen;
 }
 
 /**

@@ -112,6 +112,7 @@ int pvprof_symbolizer_user_code(struct pvprof_symbolizer *s, uint32_t pid,
 				uint32_t exec_gen, uint64_t addr);
 const char *pvprof_symbolizer_comm(struct pvprof_symbolizer *s, uint32_t pid,
 				   uint32_t exec_gen);
+uint64_t pvprof_symbolizer_generation(const struct pvprof_symbolizer *s, bool kernel);
 void pvprof_symbolizer_stats(const struct pvprof_symbolizer *s,
 			     struct pvprof_symbolizer_stats *st);
 

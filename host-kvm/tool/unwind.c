@@ -49,6 +49,8 @@ struct uw_module {
 	struct uw_module *next;
 	struct uw_tables *t;
 	uint64_t bias, end;		/* it spans [bias, end) */
+	/* libdw read its .eh_frame, .debug_frame through (cfi_frame()). */
+	bool eh_read, debug_read;
 };
 
 /* One process image: its Dwfl, and the sample being walked. */
@@ -449,15 +451,21 @@ static struct uw_module *module_data(Dwfl_Module *mod)
  * next lookup to go on past it: the answer would depend on the lookups of
  * earlier samples.  Asking until the whole section was read (each try gets
  * past one entry of at least 8 bytes, or ends) gives the answer of a fresh
- * image.  @len is 0 when libdw has a search table.
+ * image.  @len is 0 when libdw has a search table.  A lookup that failed
+ * every try read the section through (*@read): libdw then knows every
+ * entry it can parse, and one try gives that same answer (an address
+ * without CFI, common in a .debug_frame, would otherwise cost len / 8
+ * lookups each time).
  */
-static bool cfi_frame(Dwarf_CFI *cfi, Dwarf_Addr addr, size_t len, Dwarf_Frame **frame)
+static bool cfi_frame(Dwarf_CFI *cfi, Dwarf_Addr addr, size_t len, bool *read,
+		      Dwarf_Frame **frame)
 {
-	size_t i;
+	size_t i, tries = *read ? 1 : len / 8 + 1;
 
-	for (i = 0; i <= len / 8; i++)
+	for (i = 0; i < tries; i++)
 		if (dwarf_cfi_addrframe(cfi, addr, frame) == 0)
 			return true;
+	*read = true;
 	return false;
 }
 
@@ -525,11 +533,11 @@ static enum unwind_end prepare_step(struct uw_image *im, uint64_t addr)
 	}
 
 	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (cfi && cfi_frame(cfi, addr - bias, t->hdr_kept ? 0 : t->eh_len, &frame))
+	if (cfi && cfi_frame(cfi, addr - bias, t->hdr_kept ? 0 : t->eh_len, &m->eh_read, &frame))
 		found = true;
 	else if (t->debug_len) {
 		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (cfi && cfi_frame(cfi, addr - bias, t->debug_len, &frame))
+		if (cfi && cfi_frame(cfi, addr - bias, t->debug_len, &m->debug_read, &frame))
 			found = true;
 	}
 	if (!found)

@@ -3,7 +3,8 @@
  * The host-side symbolizer (host-kvm/tool/symbolize.c) fed with sideband
  * messages built here with the core's encoder: kernel, modules, process
  * images across fork and exec, overlapping mappings, republished tables,
- * and hostile messages.  Its own program with its own main.
+ * hostile messages, and which messages change the generations of its
+ * answers.  Its own program with its own main.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -464,6 +465,83 @@ START_TEST(symbolize_many)
 }
 END_TEST
 
+/* The generations of kernel and user answers, as they are when called. */
+struct gens {
+	__u64 kernel, user;
+};
+
+static struct gens gens_of(const struct pvprof_symbolizer *s)
+{
+	return (struct gens){ pvprof_symbolizer_generation(s, true),
+			      pvprof_symbolizer_generation(s, false) };
+}
+
+/* Whether each generation moved since @before; @before becomes now. */
+static void expect_gens(const struct pvprof_symbolizer *s, struct gens *before,
+			bool kernel, bool user)
+{
+	struct gens now = gens_of(s);
+
+	ck_assert_int_eq(now.kernel != before->kernel, kernel);
+	ck_assert_int_eq(now.user != before->user, user);
+	ck_assert_uint_ge(now.kernel, before->kernel);
+	ck_assert_uint_ge(now.user, before->user);
+	*before = now;
+}
+
+START_TEST(symbolize_generation)
+{
+	static const struct named ksyms[] = { { STEXT + 0x100, 0, "a" } };
+	static const struct named elf[] = { { 0x1000, 0x100, "f" } };
+	struct pvprof_symbolizer *s = pvprof_symbolizer_new();
+	struct pvprof_symbolizer *all = pvprof_symbolizer_new();
+	struct pvprof_sb_exit x = { 0 };
+	struct pvprof_sb_agent a = { 0 };
+	struct gens g;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(all);
+	g = gens_of(s);
+	send_kernel(s, STEXT, ETEXT, 1);
+	expect_gens(s, &g, true, false);
+	send_syms(s, NULL, 0, ksyms, 1);
+	expect_gens(s, &g, true, false);
+	send_module(s, "m", MOD_BASE, 0x1000);
+	expect_gens(s, &g, true, false);
+	send_process(s, 10, 1, 0, "prog");
+	expect_gens(s, &g, false, true);
+	send_mmap(s, 10, 1, 0x400000, 0x2000, 0, 0x1000, 7, "/bin/prog");
+	expect_gens(s, &g, false, true);
+	send_syms(s, NULL, 7, elf, 1);
+	expect_gens(s, &g, false, true);
+	/* Neither an exit, the agent's counters nor a rejected message changes an answer. */
+	hdr(&x, PVPROF_SB_EXIT, sizeof(x));
+	x.pid = 10;
+	x.exec_gen = 1;
+	add_ok(s, &x);
+	hdr(&a, PVPROF_SB_AGENT, sizeof(a));
+	add_ok(s, &a);
+	x.hdr.size = 3;
+	ck_assert_int_eq(pvprof_symbolizer_add(s, &x, sizeof(x)), -EINVAL);
+	expect_gens(s, &g, false, false);
+
+	/* The complete tables' changes are the symbolizer's. */
+	send_kernel(all, STEXT, ETEXT, 1);
+	pvprof_symbolizer_complete(s, all);
+	expect_gens(s, &g, true, true);
+	send_mmap(all, 10, 1, 0x400000, 0x2000, 0, 0x1000, 7, "/bin/prog");
+	expect_gens(s, &g, false, true);
+	send_module(all, "m", MOD_BASE + 0x10000, 0x1000);
+	expect_gens(s, &g, true, false);
+	/* Other complete tables, with fewer messages: still past every earlier one. */
+	all = pvprof_symbolizer_new();
+	ck_assert_ptr_nonnull(all);
+	pvprof_symbolizer_complete(s, all);
+	expect_gens(s, &g, true, true);
+	pvprof_symbolizer_free(s);
+}
+END_TEST
+
 static Suite *symbolize_suite(void)
 {
 	Suite *s = suite_create("symbolize");
@@ -475,6 +553,7 @@ static Suite *symbolize_suite(void)
 	PVPROF_ADD_TEST(s, symbolize_hostile_messages);
 	PVPROF_ADD_TEST(s, symbolize_many);
 	PVPROF_ADD_TEST(s, symbolize_complete_tables);
+	PVPROF_ADD_TEST(s, symbolize_generation);
 	return s;
 }
 

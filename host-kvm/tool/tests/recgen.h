@@ -65,6 +65,11 @@ struct gen {
 	 */
 	uint16_t sample_flags;
 	uint32_t own_nmi_samples;
+	/*
+	 * The exec generation of the processes, mappings and callchains that
+	 * follow (gen_process(), gen_mmap_file(), gen_chain()); 0 means 1.
+	 */
+	uint32_t exec_gen;
 	struct recording_writer w;
 	/*
 	 * Where everything went, when set: "section TYPE OFFSET SIZE" for
@@ -292,7 +297,7 @@ static inline void gen_process(struct gen *g, uint32_t pid, const char *comm, bo
 	p.hdr.size = sizeof(p);
 	p.hdr.time_ns = g->time_ns;
 	p.pid = pid;
-	p.exec_gen = 1;
+	p.exec_gen = g->exec_gen ? g->exec_gen : 1;
 	/* Invalid payload, valid framing: a fork flag without a parent. */
 	p.flags = valid ? 0 : PVPROF_SB_PROC_F_FORK;
 	memcpy(p.comm, comm, strnlen(comm, sizeof(p.comm) - 1));
@@ -302,7 +307,7 @@ static inline void gen_process(struct gen *g, uint32_t pid, const char *comm, bo
 }
 
 /*
- * MMAP: @path mapped by process @pid (exec generation 1) at @start for
+ * MMAP: @path mapped by process @pid (exec generation g->exec_gen) at @start for
  * @len bytes from file offset @pgoff, which the file's program headers
  * load at ELF address @vaddr; @id the file's build-id.
  */
@@ -318,7 +323,7 @@ static inline void gen_mmap_file(struct gen *g, uint32_t pid, uint64_t start, ui
 
 	memset(&m, 0, sizeof(m));
 	m.m.pid = pid;
-	m.m.exec_gen = 1;
+	m.m.exec_gen = g->exec_gen ? g->exec_gen : 1;
 	m.m.start = start;
 	m.m.len = len;
 	m.m.pgoff = pgoff;
@@ -437,7 +442,7 @@ static inline void gen_elfsym(struct gen *g, uint8_t bid, uint64_t addr, uint64_
 
 /*
  * The callchain gen_callchain() puts next: the next seq, taken at
- * g->time_ns by process @pid's thread @tid (exec generation 1), @flags
+ * g->time_ns by process @pid's thread @tid (exec generation g->exec_gen), @flags
  * (PVPROF_CHAIN_F_*), @nr_kernel kernel then @nr_user user frames of
  * @frames, innermost first.
  */
@@ -455,7 +460,7 @@ static inline struct pvprof_callchain *gen_chain(struct gen *g, uint32_t pid, ui
 	chain->time_ns = g->time_ns;
 	chain->pid = pid;
 	chain->tid = tid;
-	chain->exec_gen = 1;
+	chain->exec_gen = g->exec_gen ? g->exec_gen : 1;
 	chain->flags = flags;
 	chain->nr_kernel = (uint16_t)nr_kernel;
 	chain->nr_user = (uint16_t)nr_user;

@@ -1104,6 +1104,258 @@ static void test_fp_honest(const char *dir)
 	recording_free(&r);
 }
 
+/*
+ * The same addresses meaning other functions as the stream goes on
+ * (report_cache.c keeps what frames resolved to): pid 100's U(1) and U(2)
+ * before any mapping of it in the stream (named from the recording's last
+ * one), in /usr/bin/old, in /usr/lib/new.so mapped over it, then after an
+ * exec in /usr/bin/exec, and in new.so again for a sample of the old image
+ * that came after the exec; the kernel frame K(1) + 0x10 before and after
+ * the kernel was laid out anew (another boot).  REBIND_X is in no mapping of
+ * the process: the frame-pointer chain is cut there once a mapping is known.
+ */
+#define REBIND_K	(K(1) + 0x10)
+#define REBIND_X	(U(0) + 0x20000)
+
+static void rebind_sample(struct gen *g)
+{
+	static const uint64_t frames[] = { REBIND_K, U(1), U(2), REBIND_X };
+
+	gen_chain(g, 100, 100, 0, 1, 3, frames);
+	gen_callchain(g, 0, REBIND_K, 0);
+}
+
+
+static int write_rebind(const char *path)
+{
+	static struct gen g;
+	struct pvprof_data_host host = { .hostname = "rebind-host", .machine = "x86_64" };
+	struct pvprof_data_vm vm = { .vmm_pid = 4242, .event = PVPROF_EVENT_CPU_CLOCK,
+				     .sample_freq = 1000, .sample_period = 1000000 };
+
+	memset(&g, 0, sizeof(g));
+	g.time_ns = 1000ULL * 1000000000ULL;
+	if (gen_open(&g, path) || gen_start(&g, &host, &vm, NULL, NULL, 0))
+		return -1;
+	gen_hello(&g, 1, 0);
+	gen_process(&g, 100, "before_exec", true);
+	gen_kernel(&g, K(0), K(0) + 0x100000, 2, "6.1.0-test-amd64");
+	gen_ksym(&g, NULL, K(1), "old_kernel_fn");
+	gen_ksym(&g, NULL, K(6), "old_end");
+	gen_syms_end(&g);
+	/* Each file's symbols once, as the agent sends them: the MMAPs alone follow. */
+	gen_elfsym(&g, 0xa1, 0x40, 0x40, "old_fn");
+	gen_elfsym(&g, 0xa2, 0x40, 0x40, "new_fn");
+	gen_elfsym(&g, 0xa3, 0x40, 0x40, "exec_fn");
+	gen_syms_end(&g);
+	rebind_sample(&g);			/* no mapping yet */
+	gen_mmap(&g, 100, U(0), 0x10000, 0xa1, "/usr/bin/old");
+	rebind_sample(&g);
+	gen_mmap(&g, 100, U(0), 0x10000, 0xa2, "/usr/lib/new.so");	/* over the old one */
+	rebind_sample(&g);
+	gen_kernel(&g, K(0) + 0x80, K(0) + 0x100000, 2, "6.1.0-test-amd64");
+	gen_ksym(&g, NULL, K(0) + 0x80, "new_kernel_fn");
+	gen_ksym(&g, NULL, K(6), "new_end");
+	gen_syms_end(&g);
+	rebind_sample(&g);
+	g.exec_gen = 2;
+	gen_process(&g, 100, "after_exec", true);
+	gen_mmap(&g, 100, U(0), 0x10000, 0xa3, "/usr/bin/exec");
+	rebind_sample(&g);
+	/* Taken before the exec, streamed after it (another vCPU). */
+	g.exec_gen = 1;
+	rebind_sample(&g);
+	return gen_end(&g, NULL, NULL, 0, PVPROF_DATA_STOP_DURATION, g.time_ns);
+}
+
+/* Script's frames without their addresses: a line per sample. */
+static char *script_frames(const char *script)
+{
+	size_t len = 0;
+	char *out = NULL;
+	const char *p, *nl;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	for (p = script; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		if (*p == '\t') {
+			p += strspn(p, "\t ");
+			p += strcspn(p, " ");	/* the address */
+			p += *p == ' ';
+			fprintf(f, "%.*s;", (int)(nl - p), p);
+		} else if (nl == p) {
+			fputc('\n', f);
+		}
+	}
+	fclose(f);
+	return out;
+}
+
+/* A resolver for one walk of @r: the symbolizer of report, or one in stream order. */
+static struct pvprof_symbolizer *rebind_resolver(const struct recording *r, bool complete,
+						 bool cached, struct report_resolver *res)
+{
+	struct pvprof_symbolizer *sym = complete ? recording_symbolizer(r) :
+						   pvprof_symbolizer_new();
+
+	if (sym) {
+		symbolizer_resolver(sym, res);
+		if (!cached)
+			res->generation = NULL;
+	}
+	return sym;
+}
+
+/*
+ * --folded, the header and script of @r into memory, each walk with a
+ * symbolizer of its own (one fed the stream twice starts the second walk
+ * knowing the first's end).
+ */
+static int rebind_outputs(const struct recording *r, bool complete, bool cached,
+			  char **folded, char **hdr, char **script)
+{
+	struct report_filter none = { .vcpu = -1, .pid = -1 };
+	struct report_resolver res;
+	struct pvprof_symbolizer *sym;
+	struct profile p;
+	size_t len;
+	char *raw = NULL;
+	FILE *f;
+	int ret = -1;
+
+	memset(&p, 0, sizeof(p));
+	sym = rebind_resolver(r, complete, cached, &res);
+	if (sym && !profile_build(&p, r, &none, &res)) {
+		ret = capture(w_folded, r, &p, folded, &len);
+		f = open_memstream(hdr, &len);
+		if (f) {
+			report_write_header(f, "rebind.data", r, &p, &none, &res);
+			fclose(f);
+		}
+	}
+	profile_free(&p);
+	pvprof_symbolizer_free(sym);
+	sym = ret ? NULL : rebind_resolver(r, complete, cached, &res);
+	f = sym ? open_memstream(&raw, &len) : NULL;
+	if (f) {
+		ret = report_write_script(f, r, &none, &res, NULL, NULL);
+		fclose(f);
+		*script = raw ? script_frames(raw) : NULL;
+	}
+	free(raw);
+	pvprof_symbolizer_free(sym);
+	return ret || !*folded || !*hdr || !*script ? -1 : 0;
+}
+
+static void test_rebind_mode(const struct recording *r, bool complete, const char *want_folded,
+			     const char *want_script, const char *want_cut)
+{
+	const char *mode = complete ? "report's symbolizer" : "stream order alone";
+	char *folded = NULL, *hdr = NULL, *script = NULL;
+	char *ref_folded = NULL, *ref_hdr = NULL, *ref_script = NULL;
+	char name[200];
+
+	if (rebind_outputs(r, complete, true, &folded, &hdr, &script) ||
+	    rebind_outputs(r, complete, false, &ref_folded, &ref_hdr, &ref_script)) {
+		fail("rebind: the outputs", "%s: failed", mode);
+		goto out;
+	}
+	snprintf(name, sizeof(name), "rebind, %s: folded stacks name each address as it "
+		 "then was", mode);
+	if (strcmp(folded, want_folded))
+		fail(name, "got:\n%s", folded);
+	else
+		pass(name);
+	snprintf(name, sizeof(name), "rebind, %s: script names each address as it then was",
+		 mode);
+	if (strcmp(script, want_script))
+		fail(name, "got:\n%s", script);
+	else
+		pass(name);
+	snprintf(name, sizeof(name), "rebind, %s: the chains cut where the mappings then ended",
+		 mode);
+	expect_in(name, hdr, want_cut);
+	/* The resolver without a generation: every frame asked, nothing kept. */
+	snprintf(name, sizeof(name), "rebind, %s: report and script as without the cache", mode);
+	if (strcmp(folded, ref_folded) || strcmp(hdr, ref_hdr) || strcmp(script, ref_script))
+		fail(name, "folded:\n%s\nwithout:\n%s\nscript:\n%s\nwithout:\n%s", folded,
+		     ref_folded, script, ref_script);
+	else
+		pass(name);
+out:
+	free(folded);
+	free(hdr);
+	free(script);
+	free(ref_folded);
+	free(ref_hdr);
+	free(ref_script);
+}
+
+static void test_rebind(const char *dir)
+{
+	/*
+	 * With the recording's tables, the first sample's user frames are
+	 * named from its last mapping of U(0), new.so; REBIND_X is in none.
+	 */
+	static const char complete_folded[] =
+		"after_exec;/usr/bin/exec+0x80;exec_fn;new_kernel_fn 1\n"
+		"before_exec;/usr/bin/old+0x80;old_fn;old_kernel_fn 1\n"
+		"before_exec;/usr/lib/new.so+0x80;new_fn;new_kernel_fn 2\n"
+		"before_exec;/usr/lib/new.so+0x80;new_fn;old_kernel_fn 2\n";
+	static const char complete_script[] =
+		"old_kernel_fn+0x10 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
+		"[unknown] (/usr/lib/new.so);\n"
+		"old_kernel_fn+0x10 ([kernel.kallsyms]);old_fn+0x0 (/usr/bin/old);"
+		"[unknown] (/usr/bin/old);\n"
+		"old_kernel_fn+0x10 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
+		"[unknown] (/usr/lib/new.so);\n"
+		"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
+		"[unknown] (/usr/lib/new.so);\n"
+		"new_kernel_fn+0x90 ([kernel.kallsyms]);exec_fn+0x0 (/usr/bin/exec);"
+		"[unknown] (/usr/bin/exec);\n"
+		"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
+		"[unknown] (/usr/lib/new.so);\n";
+	/* In stream order alone the first sample's image has no mapping yet. */
+	static const char stream_folded[] =
+		"after_exec;/usr/bin/exec+0x80;exec_fn;new_kernel_fn 1\n"
+		"before_exec;/usr/bin/old+0x80;old_fn;old_kernel_fn 1\n"
+		"before_exec;/usr/lib/new.so+0x80;new_fn;new_kernel_fn 2\n"
+		"before_exec;/usr/lib/new.so+0x80;new_fn;old_kernel_fn 1\n"
+		"before_exec;0x555555574000;0x555555554080;0x555555554040;old_kernel_fn 1\n";
+	static const char stream_script[] =
+		"old_kernel_fn+0x10 ([kernel.kallsyms]);[unknown] ([unknown]);"
+		"[unknown] ([unknown]);[unknown] ([unknown]);\n"
+		"old_kernel_fn+0x10 ([kernel.kallsyms]);old_fn+0x0 (/usr/bin/old);"
+		"[unknown] (/usr/bin/old);\n"
+		"old_kernel_fn+0x10 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
+		"[unknown] (/usr/lib/new.so);\n"
+		"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
+		"[unknown] (/usr/lib/new.so);\n"
+		"new_kernel_fn+0x90 ([kernel.kallsyms]);exec_fn+0x0 (/usr/bin/exec);"
+		"[unknown] (/usr/bin/exec);\n"
+		"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
+		"[unknown] (/usr/lib/new.so);\n";
+	char path[4096], err[512];
+	struct recording r;
+
+	snprintf(path, sizeof(path), "%s/report-test.%d.rebind.data", dir, (int)getpid());
+	if (write_rebind(path) || recording_load(&r, path, err, sizeof(err))) {
+		fail("rebind: the recording", "cannot write or load %s", path);
+		unlink(path);
+		return;
+	}
+	unlink(path);
+	test_rebind_mode(&r, true, complete_folded, complete_script,
+			 "image's code: 6 (6 frames)\n");
+	test_rebind_mode(&r, false, stream_folded, stream_script,
+			 "image's code: 5 (5 frames)\n");
+	recording_free(&r);
+}
+
 static void test_writer_full(void)
 {
 	struct recording_writer w;
@@ -1160,6 +1412,7 @@ int main(int argc, char **argv)
 	test_writer_full();
 	test_late_symbols(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	test_fp_honest(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	test_rebind(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	unlink(data_path);
 	return check_finish();
 }
