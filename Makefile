@@ -10,9 +10,10 @@
 #                   bench-core smoke, guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM),
 #                   the host suite also with L1 on Linux 6.12
-#   make check-6.12 what runs on Linux 6.12: the host suite with L1 booting
-#                   Debian's 6.12 image and pvprof's KVM built from
-#                   linux-source-6.12, and check-demo with L1 and L2 on 6.12
+#   make check-6.12 every VM suite on Linux 6.12 alone: L1 boots Debian's 6.12
+#                   image with pvprof's KVM built from linux-source-6.12, the
+#                   guests boot 6.12 (host, tool-nested, guest, agent, e2e,
+#                   demo, unwind; results <suite>-6.12; about 45 min)
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
 #                   migration and reset (guest-driver/tests/e2e; ~15 min)
@@ -50,12 +51,13 @@ export CFLAGS_USER
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
 	demo check-demo check-unwind bench bench-core freeze-study clean help agent check-agent \
-	check-6.12 check-host-6.12 check-demo-6.12 deps-6.12
+	check-6.12 check-host-6.12 check-demo-6.12 deps-6.12 kernel-6.12 check-tool-nested-6.12 \
+	check-guest-6.12 check-agent-6.12 check-e2e-6.12 check-unwind-6.12
 
 all: user
 
 help:
-	@sed -n '3,38p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,39p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -111,15 +113,26 @@ check-host-suite: modules
 include scripts/kernels.mk
 PKGS_6.12	:= linux-source-6.12 linux-image-$(KVER_6.12) zstd
 
-check-6.12: check-host-6.12 check-demo-6.12
+check-6.12: check-host-6.12 check-tool-nested-6.12 check-guest-6.12 check-agent-6.12 \
+	check-e2e-6.12 check-demo-6.12 check-unwind-6.12
 
 deps-6.12: deps
 	@scripts/install-deps.sh $(PKGS_6.12)
 
-check-host-6.12: deps-6.12
+# 6.12's headers and bzImage unpacked under $(O)/kernels, its pvprof KVM in
+# $(O)/host-kvm-<release>.
+kernel-6.12: deps-6.12
 	$(MAKE) -C guest-driver kernel KVER=6.12
 	$(MAKE) -C host-kvm KVER=6.12
+
+check-host-6.12: kernel-6.12
 	KVER=$(KVER_6.12) $(MAKE) -C tests/host run
+
+# The suites with L2 guests, L1 and the guests on 6.12: KVER names L1's
+# kernel (run-l1), L2_KVER the guests' (guest-driver/tests/l2-kernel.sh);
+# results named <suite>-6.12.
+check-tool-nested-6.12 check-guest-6.12 check-agent-6.12 check-e2e-6.12: kernel-6.12
+	KVER=$(KVER_6.12) L2_KVER=6.12 $(MAKE) $(@:-6.12=)
 
 # kvm-pvprof enable/status/disable/expose against the pvprof KVM in L1, then
 # record/report/script on a minimal guest that answers with callchains, and
@@ -182,6 +195,9 @@ check-demo-6.12: deps-6.12
 # User stacks of -O2 code without frame pointers, unwound with DWARF CFI.
 check-unwind: deps
 	tests/unwind/check.sh
+
+check-unwind-6.12: deps-6.12
+	UNWIND_HOST_KERNEL=6.12 tests/unwind/check.sh
 
 bench: deps
 	tests/bench/run.sh $(if $(HZ),--hz $(HZ)) $(if $(REPS),--reps $(REPS))

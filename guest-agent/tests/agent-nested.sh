@@ -17,7 +17,7 @@
 # $O/results/agent-nested.  "agent-nested.sh --in-l1 OUT IMAGE KERNEL" runs
 # in L1 (KERNEL: run-l2's --kernel IMAGE, or - for L1's own).  L2_KVER=R
 # boots the L2 with kernel R instead (guest-driver/tests/l2-kernel.sh), the
-# outputs and results then named agent-nested-R.
+# outputs and results then named for R's series (agent-nested-6.12).
 
 PROG=agent-nested
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -24,8 +24,9 @@ l2_where() {
 }
 
 # l2_kernel_select: sets L2_REL (the release, empty for L1's own kernel),
-# L2_SUFFIX ("" or "-R", for the names of outputs and results), L2_MODULE,
-# L2_SELFTEST_DIR and L2_IMAGE_ARGS (run-l2's --kernel option, or nothing).
+# L2_SUFFIX ("" or "-S", S the series of R such as 6.12: for the names of
+# outputs and results), L2_MODULE, L2_SELFTEST_DIR and L2_IMAGE_ARGS
+# (run-l2's --kernel option, or nothing).
 # Builds nothing.
 # shellcheck disable=SC2034 # the variables are the sourcing script's
 l2_kernel_select() {
@@ -39,7 +40,7 @@ l2_kernel_select() {
 		fi
 		L2_REL=$(l2_where kver)
 		[ -n "$L2_REL" ] || die "no kernel build tree for L2_KVER=$L2_KVER"
-		L2_SUFFIX=-$L2_REL
+		L2_SUFFIX=-$(kernel_series "$L2_REL")
 		L2_IMAGE_ARGS=(--kernel "$(l2_where vmlinuz)")
 	fi
 	L2_MODULE=$(l2_where module)

@@ -157,8 +157,7 @@ echo "$passed passed, $failed failed"
 results=host
 kver=${KVER:-$(default_kver)}
 if [ "$kver" != "$(default_kver)" ]; then
-	series=${kver%%-*}
-	results=host-${series%.*}
+	results=host-$(kernel_series "$kver")
 fi
 mkdir -p "$O/results"
 echo "$passed $failed" > "$O/results/$results"

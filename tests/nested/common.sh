@@ -45,6 +45,13 @@ kernel_release() {
 	esac
 }
 
+# kernel_series KVER: the series of release KVER (6.12 for
+# 6.12.117+deb12-amd64), which names another kernel's results (host-6.12).
+kernel_series() {
+	local version=${1%%-*}
+	echo "${version%.*}"
+}
+
 # pvprof_modules_dir KVER: where the pvprof KVM modules for KVER are: 'make
 # modules' builds the default kernel's into $O/host-kvm, 'make -C host-kvm
 # KVER=R' another release's into $O/host-kvm-R.

@@ -24,6 +24,9 @@
 # UNWIND_CALL_GRAPH=fp to see this suite fail that way.  UNWIND_PERF_SECONDS
 # (default 6; 0: no perf) is how long the guest's perf records.
 # Results in $O/results/unwind; the run's files stay in $O/unwind-check.
+# UNWIND_HOST_KERNEL=6.12 runs it with the nested host and the guest on
+# Linux 6.12 (demo/run.sh --host-kernel), into $O/unwind-check-6.12 and
+# $O/results/unwind-6.12.
 
 PROG=check-unwind
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,7 +34,10 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../nested/common.sh"
 set -uo pipefail
 
-top=$O/unwind-check
+host_kernel=${UNWIND_HOST_KERNEL:-6.1}
+suffix=
+[ "$host_kernel" = 6.1 ] || suffix=-$host_kernel
+top=$O/unwind-check$suffix
 TOOL=$O/bin/kvm-pvprof
 seconds=${UNWIND_CHECK_SECONDS:-12}
 mode=${UNWIND_CALL_GRAPH:-dwarf}
@@ -84,7 +90,7 @@ for link in $links; do
 		perf_chains=$out/perf-chains.txt
 	fi
 	"$REPO_DIR/demo/run.sh" --workload "$workload" --args 0 --seconds "$seconds" \
-		--call-graph "$mode" "${perf_args[@]}" --out "$out" --top 0 > "$out/run.stdout" 2> "$out/run.stderr"
+		--call-graph "$mode" "${perf_args[@]}" --host-kernel "$host_kernel" --out "$out" --top 0 > "$out/run.stdout" 2> "$out/run.stderr"
 	run_status=$?
 	check "$link: pipeline-runs" "demo/run.sh exited $run_status: $(tail -n 3 "$out/run.stderr" | tr '\n' ' ')" \
 		[ "$run_status" = 0 ]
@@ -113,4 +119,4 @@ for link in $links; do
 	echo "  measured: $link:$measured; $(cat "$out/user-stacks.txt" 2>/dev/null)"
 done
 
-results_write unwind
+results_write "unwind$suffix"

@@ -21,7 +21,7 @@
 #                    KDIR; default the distro's headers)
 #   L2_KVER          the L2s boot this kernel release (or 6.12) and load the
 #                    driver built for it (../l2-kernel.sh); results in
-#                    $O/results/e2e-<release>.  E2E_KDIR and E2E_L2_KERNEL
+#                    $O/results/e2e-<series> (e2e-6.12).  E2E_KDIR and E2E_L2_KERNEL
 #                    still win.
 #   E2E_L2_KERNEL    the kernel image every L2 boots, visible in L1 (default
 #                    the distro's vmlinux, $O/nested/vmlinux-<release>)
