@@ -1305,6 +1305,22 @@ out:
 	free(ref_script);
 }
 
+/*
+ * Script's frames for every sample of the rebind recording but the first,
+ * the same whichever symbolizer: each comes after the mappings it needs.
+ */
+#define REBIND_SCRIPT_LATER \
+	"old_kernel_fn+0x10 ([kernel.kallsyms]);old_fn+0x0 (/usr/bin/old);" \
+	"[unknown] (/usr/bin/old);\n" \
+	"old_kernel_fn+0x10 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);" \
+	"[unknown] (/usr/lib/new.so);\n" \
+	"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);" \
+	"[unknown] (/usr/lib/new.so);\n" \
+	"new_kernel_fn+0x90 ([kernel.kallsyms]);exec_fn+0x0 (/usr/bin/exec);" \
+	"[unknown] (/usr/bin/exec);\n" \
+	"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);" \
+	"[unknown] (/usr/lib/new.so);\n"
+
 static void test_rebind(const char *dir)
 {
 	/*
@@ -1319,16 +1335,7 @@ static void test_rebind(const char *dir)
 	static const char complete_script[] =
 		"old_kernel_fn+0x10 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
 		"[unknown] (/usr/lib/new.so);\n"
-		"old_kernel_fn+0x10 ([kernel.kallsyms]);old_fn+0x0 (/usr/bin/old);"
-		"[unknown] (/usr/bin/old);\n"
-		"old_kernel_fn+0x10 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
-		"[unknown] (/usr/lib/new.so);\n"
-		"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
-		"[unknown] (/usr/lib/new.so);\n"
-		"new_kernel_fn+0x90 ([kernel.kallsyms]);exec_fn+0x0 (/usr/bin/exec);"
-		"[unknown] (/usr/bin/exec);\n"
-		"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
-		"[unknown] (/usr/lib/new.so);\n";
+		REBIND_SCRIPT_LATER;
 	/* In stream order alone the first sample's image has no mapping yet. */
 	static const char stream_folded[] =
 		"after_exec;/usr/bin/exec+0x80;exec_fn;new_kernel_fn 1\n"
@@ -1339,16 +1346,7 @@ static void test_rebind(const char *dir)
 	static const char stream_script[] =
 		"old_kernel_fn+0x10 ([kernel.kallsyms]);[unknown] ([unknown]);"
 		"[unknown] ([unknown]);[unknown] ([unknown]);\n"
-		"old_kernel_fn+0x10 ([kernel.kallsyms]);old_fn+0x0 (/usr/bin/old);"
-		"[unknown] (/usr/bin/old);\n"
-		"old_kernel_fn+0x10 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
-		"[unknown] (/usr/lib/new.so);\n"
-		"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
-		"[unknown] (/usr/lib/new.so);\n"
-		"new_kernel_fn+0x90 ([kernel.kallsyms]);exec_fn+0x0 (/usr/bin/exec);"
-		"[unknown] (/usr/bin/exec);\n"
-		"new_kernel_fn+0x90 ([kernel.kallsyms]);new_fn+0x0 (/usr/lib/new.so);"
-		"[unknown] (/usr/lib/new.so);\n";
+		REBIND_SCRIPT_LATER;
 	char path[4096], err[512];
 	struct recording r;
 
