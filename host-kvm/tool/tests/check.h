@@ -19,18 +19,25 @@ static inline void pass(const char *name)
 	passed++;
 }
 
+static inline void vfail(const char *name, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+static inline void vfail(const char *name, const char *fmt, va_list ap)
+{
+	printf("FAIL %s: ", name);
+	vprintf(fmt, ap);
+	printf("\n");
+	failed++;
+}
+
 static inline void fail(const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static inline void fail(const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("FAIL %s: ", name);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vfail(name, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	failed++;
 }
 
 /* The closing line; the exit status: 0 only when nothing failed. */

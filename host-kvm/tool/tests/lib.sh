@@ -88,6 +88,24 @@ expect_ok() {
 	fi
 }
 
+# collect NAME RC OUT ERR: a test program's cases as this suite's: prints
+# the PASS, FAIL, SKIP and INFO lines it wrote to OUT and counts the first
+# three; when it exited RC != 0 without a FAIL line, fails NAME with the
+# start of ERR, its stderr, and returns 1.
+collect() {
+	local name=$1 rc=$2 out=$3 err=$4 n_failed
+	grep -E '^(PASS|FAIL|SKIP|INFO) ' "$out"
+	passed=$((passed + $(grep -c '^PASS ' "$out")))
+	n_failed=$(grep -c '^FAIL ' "$out")
+	failed=$((failed + n_failed))
+	skipped=$((skipped + $(grep -c '^SKIP ' "$out")))
+	if [ "$rc" != 0 ] && [ "$n_failed" = 0 ]; then
+		fail "$name" "exit status $rc without a FAIL line: $(head -c 600 "$err")"
+		return 1
+	fi
+	return 0
+}
+
 # require_dev_kvm: the nested suites run in L1; without /dev/kvm they end
 # here with one failure.
 require_dev_kvm() {

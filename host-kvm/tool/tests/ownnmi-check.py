@@ -25,6 +25,8 @@ import subprocess
 import sys
 from collections import Counter
 
+import checklib
+
 BIN, GEN, CHAINS_AWK, TMP = sys.argv[1:5]
 NS = 10**9
 MS = 10**6
@@ -41,26 +43,12 @@ OWN_FRAME = (OWN, "kernel", OWN_DSO)
 KERNEL_DSO = "[kernel.kallsyms]"
 F_USER, F_SKEWED, F_STALE = 1, 4, 8
 
-passed = failed = 0
-
-
-def check(name, ok, why=""):
-    global passed, failed
-    if ok:
-        print("PASS " + name)
-        passed += 1
-    else:
-        print("FAIL %s: %s" % (name, str(why)[:700]))
-        failed += 1
+checks = checklib.Checks(why_len=700)
+check = checks.check
 
 
 def run(*args, ok_rc=0):
-    p = subprocess.run([BIN] + list(args), capture_output=True)
-    out, err = p.stdout.decode("ascii", "replace"), p.stderr.decode("ascii", "replace")
-    if p.returncode != ok_rc:
-        raise RuntimeError("kvm-pvprof %s: exit status %d: %s" %
-                           (" ".join(args), p.returncode, err[:300]))
-    return out, err
+    return checklib.run(BIN, *args, ok_rc=ok_rc)
 
 
 # ------------------------------------------------------------------
@@ -136,10 +124,7 @@ def describe(entries, version=None, marks=True):
 
 def write(name, desc):
     path = "%s/%s.data" % (TMP, name)
-    with open(path + ".txt", "w") as f:
-        f.write(desc)
-    with open(path + ".txt") as f:
-        subprocess.run([GEN, path], stdin=f, check=True)
+    checklib.write_recording(GEN, path, desc)
     return path
 
 
@@ -469,16 +454,11 @@ def check_versions():
 def main():
     data = write("ownnmi", describe(ENTRIES))
     samples = samples_of(ENTRIES)
-    for fn, args in ((check_totals, (data, samples)), (check_folded, (data, samples)),
-                     (check_script, (data, samples)), (check_filters, (data, samples)),
-                     (check_per_vcpu, (data, samples)), (check_graphs, (data, samples)),
-                     (check_versions, ())):
-        try:
-            fn(*args)
-        except Exception as e:      # noqa: BLE001 - a crash is one more FAIL
-            check(fn.__name__, False, "%s: %s" % (type(e).__name__, e))
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    checks.run_each(((check_totals, (data, samples)), (check_folded, (data, samples)),
+                      (check_script, (data, samples)), (check_filters, (data, samples)),
+                      (check_per_vcpu, (data, samples)), (check_graphs, (data, samples)),
+                      (check_versions, ())))
+    checks.finish()
 
 
 if __name__ == "__main__":

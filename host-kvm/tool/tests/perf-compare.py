@@ -29,23 +29,16 @@ import subprocess
 import sys
 from collections import defaultdict
 
+import checklib
+
 BIN, GEN, WORKLOAD, TMP = sys.argv[1:5]
 PERIOD = 250000
 KERNEL_DSO = "[kernel.kallsyms]"
 CASES = ["--sort comm,dso", "--sort comm,dso with children/total", "--sort sym", "--sort cpu/vcpu",
          "--percent-limit", "--percent-limit with children/total", "--time", "-g caller",
          "-g callee", "script -F comm,tid,time", "script -F comm,ip,sym", "script --time"]
-passed = failed = 0
-
-
-def check(name, ok, why=""):
-    global passed, failed
-    if ok:
-        print("PASS perf: " + name)
-        passed += 1
-    else:
-        print("FAIL perf: %s: %s" % (name, str(why)[:600]))
-        failed += 1
+checks = checklib.Checks(prefix="perf: ")
+check = checks.check
 
 
 def skip_all(why):
@@ -66,10 +59,7 @@ def perf(*args):
 
 
 def pvprof(*args):
-    p = sh([BIN] + list(args))
-    if p.returncode:
-        raise RuntimeError("kvm-pvprof %s: %s" % (" ".join(args), p.stderr.decode()[:300]))
-    return p.stdout.decode("ascii", "replace")
+    return checklib.run(BIN, *args)[0]
 
 
 # ------------------------------------------------------------------
@@ -358,19 +348,15 @@ def main():
     try:
         samples = perf_samples(data)
         desc, first, last = describe(samples)
-        with open(TMP + "/perf-compare.txt", "w") as f:
-            f.write(desc)
         pv = TMP + "/perf-compare.data"
-        with open(TMP + "/perf-compare.txt") as f:
-            subprocess.run([GEN, pv], stdin=f, check=True)
+        checklib.write_recording(GEN, pv, desc)
         n = json.loads(pvprof("report", "-i", pv, "-j"))["samples"]
         check("the recording holds perf's %d samples" % len(samples), n == len(samples),
               "%d in pvprof's report" % n)
         compare(data, pv, first, last, n)
     except Exception as e:      # noqa: BLE001 - any failure is one FAIL line
         check("perf-compare", False, "%s: %s" % (type(e).__name__, e))
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    checks.finish()
 
 
 if __name__ == "__main__":

@@ -23,9 +23,10 @@ kvm-pvprof's output but what is compared.  Prints PASS/FAIL lines.
 import json
 import random
 import re
-import subprocess
 import sys
 from fractions import Fraction
+
+import checklib
 
 BIN, GEN, TMP = sys.argv[1:4]
 NS = 10**9
@@ -44,26 +45,12 @@ LOSS_NAMES = ["notice_ring_full", "throttled", "unregistered", "protected", "nes
               "slot_busy"]
 KERNEL_DSO = "[kernel.kallsyms]"
 
-passed = failed = 0
-
-
-def check(name, ok, why=""):
-    global passed, failed
-    if ok:
-        print("PASS " + name)
-        passed += 1
-    else:
-        print("FAIL %s: %s" % (name, str(why)[:600]))
-        failed += 1
+checks = checklib.Checks()
+check = checks.check
 
 
 def run(*args, ok_rc=0):
-    p = subprocess.run([BIN] + list(args), capture_output=True)
-    out, err = p.stdout.decode("ascii", "replace"), p.stderr.decode("ascii", "replace")
-    if p.returncode != ok_rc:
-        raise RuntimeError("kvm-pvprof %s: exit status %d: %s" %
-                           (" ".join(args), p.returncode, err[:300]))
-    return out, err
+    return checklib.run(BIN, *args, ok_rc=ok_rc)
 
 
 # ------------------------------------------------------------------
@@ -744,21 +731,13 @@ def main():
     desc, entries, losses, end_ns = describe(rnd)
     samples = expand(entries)
     data = TMP + "/perfopts.data"
-    with open(TMP + "/perfopts.txt", "w") as f:
-        f.write(desc)
-    with open(TMP + "/perfopts.txt") as f:
-        subprocess.run([GEN, data], stdin=f, check=True)
-    for fn, args in ((check_sort, (data, samples)), (check_percent_limit, (data, samples)),
-                     (check_callgraph, (data, samples)),
-                     (check_time, (data, samples, entries, end_ns)),
-                     (check_per_vcpu, (data, samples, entries, losses, end_ns)),
-                     (check_script, (data, samples, end_ns))):
-        try:
-            fn(*args)
-        except Exception as e:      # noqa: BLE001 - a crash is one more FAIL
-            check(fn.__name__, False, "%s: %s" % (type(e).__name__, e))
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    checklib.write_recording(GEN, data, desc)
+    checks.run_each(((check_sort, (data, samples)), (check_percent_limit, (data, samples)),
+                      (check_callgraph, (data, samples)),
+                      (check_time, (data, samples, entries, end_ns)),
+                      (check_per_vcpu, (data, samples, entries, losses, end_ns)),
+                      (check_script, (data, samples, end_ns))))
+    checks.finish()
 
 
 if __name__ == "__main__":

@@ -28,14 +28,7 @@ done
 
 echo "== a described recording (perfopts-check.py)"
 "$python" "$here/perfopts-check.py" "$bin" "$gen" "$tmp" >"$tmp/check.out" 2>"$tmp/check.err"
-check_rc=$?
-grep -E '^(PASS|FAIL) ' "$tmp/check.out"
-passed=$((passed + $(grep -c '^PASS ' "$tmp/check.out")))
-check_failed=$(grep -c '^FAIL ' "$tmp/check.out")
-failed=$((failed + check_failed))
-if [ "$check_rc" != 0 ] && [ "$check_failed" = 0 ]; then
-	fail "perfopts-check.py" "exit status $check_rc: $(head -c 400 "$tmp/check.err")"
-fi
+collect perfopts-check.py $? "$tmp/check.out" "$tmp/check.err"
 
 echo "== the golden recording: report's rows against script's samples"
 data=$tmp/golden.data
@@ -164,14 +157,6 @@ done
 echo "== perf, on the same samples (perf-compare.py)"
 "$python" "$here/perf-compare.py" "$bin" "$gen" "$here/perfopts-workload.c" "$tmp" \
 	>"$tmp/perf.out" 2>"$tmp/perf.err"
-perf_rc=$?
-grep -E '^(PASS|FAIL|SKIP) ' "$tmp/perf.out"
-passed=$((passed + $(grep -c '^PASS ' "$tmp/perf.out")))
-perf_failed=$(grep -c '^FAIL ' "$tmp/perf.out")
-failed=$((failed + perf_failed))
-skipped=$((skipped + $(grep -c '^SKIP ' "$tmp/perf.out")))
-if [ "$perf_rc" != 0 ] && [ "$perf_failed" = 0 ]; then
-	fail "perf-compare.py" "exit status $perf_rc: $(head -c 400 "$tmp/perf.err")"
-fi
+collect perf-compare.py $? "$tmp/perf.out" "$tmp/perf.err"
 
 finish tool-perfopts

@@ -55,15 +55,7 @@ echo "== unwinder (unwind-test)"
 echo "leak:libdw.so" >"$tmp/lsan.supp"
 LSAN_OPTIONS=suppressions=$tmp/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	"$unwind_test" "$snaps" >"$tmp/unit.out" 2>"$tmp/unit.err"
-unit_rc=$?
-grep -E '^(PASS|FAIL|SKIP|INFO) ' "$tmp/unit.out"
-unit_passed=$(grep -c '^PASS ' "$tmp/unit.out")
-unit_failed=$(grep -c '^FAIL ' "$tmp/unit.out")
-passed=$((passed + unit_passed))
-failed=$((failed + unit_failed))
-if [ "$unit_rc" != 0 ] && [ "$unit_failed" = 0 ]; then
-	fail "unwind-test" "exit status $unit_rc without a FAIL line: $(head -c 600 "$tmp/unit.err")"
-elif [ -s "$tmp/unit.err" ]; then
+if collect unwind-test $? "$tmp/unit.out" "$tmp/unit.err" && [ -s "$tmp/unit.err" ]; then
 	fail "unwind-test: nothing on stderr (sanitizers)" "$(head -c 600 "$tmp/unit.err")"
 fi
 
