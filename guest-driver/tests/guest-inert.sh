@@ -18,7 +18,7 @@
 #        by the above; KERNEL is run-l2's --kernel IMAGE, or - for L1's own)
 # Writes "<passed> <failed>" to $O/results/guest-inert.  L2_KVER=R boots the
 # L2s with kernel R instead (tests/l2-kernel.sh; L1 keeps its kernel), the
-# outputs and results then named guest-inert-R.
+# outputs and results then named for R's series (guest-inert-6.12).
 
 # The conditions handed to eval are single-quoted on purpose.
 # shellcheck disable=SC2016
