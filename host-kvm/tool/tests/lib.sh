@@ -55,6 +55,23 @@ run() {
 	err=$(<"$tmp/err")
 }
 
+# run_check SCRIPT ARGS...: runs the Python check SCRIPT (in this directory)
+# with ARGS, prints its PASS and FAIL lines and counts them; one that exits
+# non-zero without a FAIL line is one failure more.
+run_check() {
+	local script=$1 rc n_failed
+	shift
+	"$python" "$here/$script" "$@" >"$tmp/check.out" 2>"$tmp/check.err"
+	rc=$?
+	grep -E '^(PASS|FAIL) ' "$tmp/check.out"
+	passed=$((passed + $(grep -c '^PASS ' "$tmp/check.out")))
+	n_failed=$(grep -c '^FAIL ' "$tmp/check.out")
+	failed=$((failed + n_failed))
+	if [ "$rc" != 0 ] && [ "$n_failed" = 0 ]; then
+		fail "$script" "exit status $rc: $(head -c 400 "$tmp/check.err")"
+	fi
+}
+
 # expect_err NAME RC TEXT [PREFIX...] -- ARGS...: exit status RC, nothing on
 # stdout, and an "Error: " line on stderr that contains TEXT.
 expect_err() {

@@ -25,7 +25,10 @@ import subprocess
 import sys
 from collections import Counter
 
+from checklib import check, header_line, run, run_checks, setup, write
+
 BIN, GEN, CHAINS_AWK, TMP = sys.argv[1:5]
+setup(BIN, GEN, TMP)
 NS = 10**9
 MS = 10**6
 START_NS = 7000 * NS
@@ -40,28 +43,6 @@ OWN_DSO = "[pvprof]"
 OWN_FRAME = (OWN, "kernel", OWN_DSO)
 KERNEL_DSO = "[kernel.kallsyms]"
 F_USER, F_SKEWED, F_STALE = 1, 4, 8
-
-passed = failed = 0
-
-
-def check(name, ok, why=""):
-    global passed, failed
-    if ok:
-        print("PASS " + name)
-        passed += 1
-    else:
-        print("FAIL %s: %s" % (name, str(why)[:700]))
-        failed += 1
-
-
-def run(*args, ok_rc=0):
-    p = subprocess.run([BIN] + list(args), capture_output=True)
-    out, err = p.stdout.decode("ascii", "replace"), p.stderr.decode("ascii", "replace")
-    if p.returncode != ok_rc:
-        raise RuntimeError("kvm-pvprof %s: exit status %d: %s" %
-                           (" ".join(args), p.returncode, err[:300]))
-    return out, err
-
 
 # ------------------------------------------------------------------
 # The recording, described
@@ -132,15 +113,6 @@ def describe(entries, version=None, marks=True):
             " ".join(str(a) for a in frames)))
     lines.append("end %d" % (START_NS + LENGTH))
     return "\n".join(lines) + "\n"
-
-
-def write(name, desc):
-    path = "%s/%s.data" % (TMP, name)
-    with open(path + ".txt", "w") as f:
-        f.write(desc)
-    with open(path + ".txt") as f:
-        subprocess.run([GEN, path], stdin=f, check=True)
-    return path
 
 
 # ------------------------------------------------------------------
@@ -231,20 +203,6 @@ def stackcollapse(out):
 
 def json_functions(doc):
     return {(r["name"], r["mode"], r["dso"]): [r["self"], r["total"]] for r in doc["functions"]}
-
-
-def header_line(out, prefix):
-    """A header line and its continuation lines, joined."""
-    lines = out.splitlines()
-    for i, l in enumerate(lines):
-        if l.startswith("# " + prefix):
-            text = l[2:]
-            for c in lines[i + 1:]:
-                if not c.startswith("#   "):
-                    break
-                text += " " + c[4:]
-            return text
-    return None
 
 
 # ------------------------------------------------------------------
@@ -469,16 +427,10 @@ def check_versions():
 def main():
     data = write("ownnmi", describe(ENTRIES))
     samples = samples_of(ENTRIES)
-    for fn, args in ((check_totals, (data, samples)), (check_folded, (data, samples)),
-                     (check_script, (data, samples)), (check_filters, (data, samples)),
-                     (check_per_vcpu, (data, samples)), (check_graphs, (data, samples)),
-                     (check_versions, ())):
-        try:
-            fn(*args)
-        except Exception as e:      # noqa: BLE001 - a crash is one more FAIL
-            check(fn.__name__, False, "%s: %s" % (type(e).__name__, e))
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    run_checks(((check_totals, (data, samples)), (check_folded, (data, samples)),
+                (check_script, (data, samples)), (check_filters, (data, samples)),
+                (check_per_vcpu, (data, samples)), (check_graphs, (data, samples)),
+                (check_versions, ())))
 
 
 if __name__ == "__main__":

@@ -22,15 +22,6 @@ gen=$O/tool/tests/perfopts-gen
 [ -x "$gen" ] || { echo "${0##*/}: $gen is missing: run 'make -C host-kvm/tool'" >&2; exit 2; }
 
 echo "== a described recording (ownnmi-check.py)"
-"$python" "$here/ownnmi-check.py" "$bin" "$gen" "$repo/demo/chains.awk" "$tmp" \
-	>"$tmp/check.out" 2>"$tmp/check.err"
-check_rc=$?
-grep -E '^(PASS|FAIL) ' "$tmp/check.out"
-passed=$((passed + $(grep -c '^PASS ' "$tmp/check.out")))
-check_failed=$(grep -c '^FAIL ' "$tmp/check.out")
-failed=$((failed + check_failed))
-if [ "$check_rc" != 0 ] && [ "$check_failed" = 0 ]; then
-	fail "ownnmi-check.py" "exit status $check_rc: $(head -c 400 "$tmp/check.err")"
-fi
+run_check ownnmi-check.py "$bin" "$gen" "$repo/demo/chains.awk" "$tmp"
 
 finish tool-ownnmi

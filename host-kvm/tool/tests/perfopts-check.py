@@ -23,11 +23,12 @@ kvm-pvprof's output but what is compared.  Prints PASS/FAIL lines.
 import json
 import random
 import re
-import subprocess
 import sys
 from fractions import Fraction
 
-BIN, GEN, TMP = sys.argv[1:4]
+from checklib import check, run, run_checks, setup, write
+
+setup(*sys.argv[1:4])
 NS = 10**9
 START_NS = 5000 * NS
 LENGTH = 1600000005       # the recording's: END is this long after its start
@@ -43,28 +44,6 @@ LOSS_NAMES = ["notice_ring_full", "throttled", "unregistered", "protected", "nes
               "smm", "stale", "invalid", "buffer_gone", "unanswered", "stream_overflow",
               "slot_busy"]
 KERNEL_DSO = "[kernel.kallsyms]"
-
-passed = failed = 0
-
-
-def check(name, ok, why=""):
-    global passed, failed
-    if ok:
-        print("PASS " + name)
-        passed += 1
-    else:
-        print("FAIL %s: %s" % (name, str(why)[:600]))
-        failed += 1
-
-
-def run(*args, ok_rc=0):
-    p = subprocess.run([BIN] + list(args), capture_output=True)
-    out, err = p.stdout.decode("ascii", "replace"), p.stderr.decode("ascii", "replace")
-    if p.returncode != ok_rc:
-        raise RuntimeError("kvm-pvprof %s: exit status %d: %s" %
-                           (" ".join(args), p.returncode, err[:300]))
-    return out, err
-
 
 # ------------------------------------------------------------------
 # The recording, described
@@ -743,22 +722,12 @@ def main():
     rnd = random.Random(24)
     desc, entries, losses, end_ns = describe(rnd)
     samples = expand(entries)
-    data = TMP + "/perfopts.data"
-    with open(TMP + "/perfopts.txt", "w") as f:
-        f.write(desc)
-    with open(TMP + "/perfopts.txt") as f:
-        subprocess.run([GEN, data], stdin=f, check=True)
-    for fn, args in ((check_sort, (data, samples)), (check_percent_limit, (data, samples)),
-                     (check_callgraph, (data, samples)),
-                     (check_time, (data, samples, entries, end_ns)),
-                     (check_per_vcpu, (data, samples, entries, losses, end_ns)),
-                     (check_script, (data, samples, end_ns))):
-        try:
-            fn(*args)
-        except Exception as e:      # noqa: BLE001 - a crash is one more FAIL
-            check(fn.__name__, False, "%s: %s" % (type(e).__name__, e))
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    data = write("perfopts", desc)
+    run_checks(((check_sort, (data, samples)), (check_percent_limit, (data, samples)),
+                (check_callgraph, (data, samples)),
+                (check_time, (data, samples, entries, end_ns)),
+                (check_per_vcpu, (data, samples, entries, losses, end_ns)),
+                (check_script, (data, samples, end_ns))))
 
 
 if __name__ == "__main__":

@@ -27,15 +27,7 @@ for f in "$gen" "$report_test"; do
 done
 
 echo "== a described recording (perfopts-check.py)"
-"$python" "$here/perfopts-check.py" "$bin" "$gen" "$tmp" >"$tmp/check.out" 2>"$tmp/check.err"
-check_rc=$?
-grep -E '^(PASS|FAIL) ' "$tmp/check.out"
-passed=$((passed + $(grep -c '^PASS ' "$tmp/check.out")))
-check_failed=$(grep -c '^FAIL ' "$tmp/check.out")
-failed=$((failed + check_failed))
-if [ "$check_rc" != 0 ] && [ "$check_failed" = 0 ]; then
-	fail "perfopts-check.py" "exit status $check_rc: $(head -c 400 "$tmp/check.err")"
-fi
+run_check perfopts-check.py "$bin" "$gen" "$tmp"
 
 echo "== the golden recording: report's rows against script's samples"
 data=$tmp/golden.data
