@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Shared by the Python checks that describe a recording and judge
-kvm-pvprof on it (ownnmi-check.py, perfopts-check.py): the
+kvm-pvprof on it (ownnmi-check.py, perfopts-check.py, skew-check.py): the
 PASS/FAIL lines and their counts, running kvm-pvprof, writing a described
 recording with perfopts-gen, a header line read back whole.
 
