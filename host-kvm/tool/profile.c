@@ -316,6 +316,41 @@ static int add_sample(struct build_ctx *c, const struct pvprof_st_view *v)
 	return 0;
 }
 
+/* Two names of a resolver's answers: the same string, or both unknown. */
+static bool same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Whether a skewed callchain stayed in the sampled function: its
+ * interrupted IP (the guest's first frame) and the IP the host read at the
+ * sample (notice_ip: a kernel address at CPL 0, a user address of the
+ * sample's process at CPL 3) resolve to one symbol, of one DSO and at one
+ * start.  An address without a symbol is in no function; a callchain
+ * without frames, or taken in another mode than the sample, moved on.
+ */
+static bool skew_same_function(struct build_ctx *c, const struct pvprof_st_view *v)
+{
+	const struct pvprof_st_callchain *cc = &v->u.callchain;
+	const struct pvprof_callchain *chain = &cc->chain;
+	bool kernel = chain->nr_kernel != 0;
+	uint64_t ip = v->nr_frames ? pvprof_st_frame(v, 0) : 0;
+	const struct pvprof_sym *at;
+	struct pvprof_sym first;
+
+	if (!v->nr_frames || cc->notice_cpl != (kernel ? 0 : 3))
+		return false;
+	/* A copy: the next lookup may move the cache's entries. */
+	first = report_cache_addr(c->cache, kernel, chain->pid, chain->exec_gen, ip)->sym;
+	if (!first.symbol)
+		return false;
+	at = &report_cache_addr(c->cache, kernel, chain->pid, chain->exec_gen,
+				cc->notice_ip)->sym;
+	return at->symbol && ip - first.offset == cc->notice_ip - at->offset &&
+	       same_name(first.symbol, at->symbol) && same_name(first.dso, at->dso);
+}
+
 static int build_entry(void *opaque, const struct pvprof_st_view *v, uint64_t off)
 {
 	struct build_ctx *c = opaque;
@@ -363,7 +398,10 @@ static int build_entry(void *opaque, const struct pvprof_st_view *v, uint64_t of
 	 * The guest compares the IP it finds with the sample's; for a sample
 	 * in pvprof's own NMI path the two differ by construction.
 	 */
-	s->skewed += (flags & PVPROF_CHAIN_F_SKEWED) && !own_nmi;
+	if ((flags & PVPROF_CHAIN_F_SKEWED) && !own_nmi) {
+		s->skewed++;
+		s->skewed_same_function += skew_same_function(c, v);
+	}
 	s->truncated += !!(flags & PVPROF_CHAIN_F_TRUNCATED);
 	/*
 	 * The guest flags both a chain that reached the depth limit and one

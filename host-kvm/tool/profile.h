@@ -29,6 +29,9 @@
  * @skewed: callchains flagged skewed, but for those taken inside pvprof's
  *	own NMI path (PVPROF_ST_SAMPLE_F_OWN_NMI), whose IP was there by
  *	construction
+ * @skewed_same_function: of those, the callchains whose interrupted IP
+ *	(their first frame) resolves to the symbol the sample's IP (the
+ *	notice's) does: the stack moved on within the function
  * @truncated: callchains flagged truncated
  * @trunc_depth: of those, the ones whose frames reached the depth limit
  * @trunc_snapshot: of those, the ones with a user stack snapshot, whose
@@ -53,7 +56,7 @@
  */
 struct report_stats {
 	uint64_t entries, callchains, samples, own_nmi, own_nmi_recorded, user_mode;
-	uint64_t stale, skewed, truncated, empty;
+	uint64_t stale, skewed, skewed_same_function, truncated, empty;
 	uint64_t trunc_depth, trunc_snapshot, cut_samples, cut_frames;
 	uint64_t frames, unsymbolized;
 	uint64_t losses[PVPROF_LOSS_NR];

@@ -194,6 +194,49 @@ static struct cache_entry *cache_entry(struct report_cache *c, uint8_t kind, uin
 	return e;
 }
 
+/*
+ * Resolves an address of @kind into @sym: with @fr, frame @i of @fr
+ * (report_frame_resolve()); without, the address as it is, in the kernel
+ * for KIND_KERNEL (report_resolve()).
+ */
+static inline void answer_resolve(const struct report_cache *c, uint8_t kind, uint32_t pid,
+				  uint32_t exec_gen, uint64_t addr,
+				  const struct report_frames *fr, uint32_t i, struct pvprof_sym *sym)
+{
+	if (fr)
+		report_frame_resolve(c->res, fr, i, pid, exec_gen, sym);
+	else
+		report_resolve(c->res, kind == KIND_KERNEL, pid, exec_gen, addr, sym);
+}
+
+/*
+ * The answer for an address of @kind (answer_resolve()): kept, or resolved
+ * and kept, or resolved into the scratch entry when nothing is kept.
+ * Inlined in both callers, in this shape: report_cache_frame() runs for
+ * every frame, and a call here, or its tests in another order, cost it a
+ * few per cent more instructions.
+ */
+static inline __attribute__((always_inline)) struct report_frame_info *
+cache_answer(struct report_cache *c, uint8_t kind, uint32_t pid, uint32_t exec_gen, uint64_t addr,
+	     const struct report_frames *fr, uint32_t i)
+{
+	struct cache_entry *e = NULL;
+
+	if (c->enabled)
+		e = kind == KIND_KERNEL ? cache_entry(c, kind, 0, 0, addr) :
+					  cache_entry(c, kind, pid, exec_gen, addr);
+	if (!e) {
+		answer_resolve(c, kind, pid, exec_gen, addr, fr, i, &c->scratch.sym);
+		c->scratch.tag = 0;
+		return &c->scratch;
+	}
+	if (!(e->have & HAVE_SYM)) {
+		answer_resolve(c, kind, pid, exec_gen, addr, fr, i, &e->info.sym);
+		e->have |= HAVE_SYM;
+	}
+	return &e->info;
+}
+
 /**
  * report_cache_frame() - what one frame of report_sample_frames() resolves to
  * @c: the cache
@@ -213,21 +256,27 @@ struct report_frame_info *report_cache_frame(struct report_cache *c,
 	uint64_t addr = fr->addr[i];
 	uint8_t kind = i >= fr->first_return && addr ? KIND_RETURN :
 		       i < fr->nr_kernel ? KIND_KERNEL : KIND_USER;
-	struct cache_entry *e = NULL;
 
-	if (c->enabled)
-		e = kind == KIND_KERNEL ? cache_entry(c, kind, 0, 0, addr) :
-					  cache_entry(c, kind, pid, exec_gen, addr);
-	if (!e) {
-		report_frame_resolve(c->res, fr, i, pid, exec_gen, &c->scratch.sym);
-		c->scratch.tag = 0;
-		return &c->scratch;
-	}
-	if (!(e->have & HAVE_SYM)) {
-		report_frame_resolve(c->res, fr, i, pid, exec_gen, &e->info.sym);
-		e->have |= HAVE_SYM;
-	}
-	return &e->info;
+	return cache_answer(c, kind, pid, exec_gen, addr, fr, i);
+}
+
+/**
+ * report_cache_addr() - what an address resolves to, as a frame at it would
+ * @c: the cache
+ * @kernel: a kernel address (else a user address of the process)
+ * @pid: the process's pid
+ * @exec_gen: its exec generation
+ * @addr: the address, named at itself (not as a return address)
+ *
+ * The answer report_resolve() gives at this point of the stream, kept
+ * with those of the frames report_cache_frame() resolves: a sample's first
+ * frame asked here is the same lookup as there.
+ * Return: as report_cache_frame().
+ */
+struct report_frame_info *report_cache_addr(struct report_cache *c, bool kernel, uint32_t pid,
+					    uint32_t exec_gen, uint64_t addr)
+{
+	return cache_answer(c, kernel ? KIND_KERNEL : KIND_USER, pid, exec_gen, addr, NULL, 0);
 }
 
 /**

@@ -8,6 +8,7 @@
 #ifndef KVM_PVPROF_REPORT_CACHE_H
 #define KVM_PVPROF_REPORT_CACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "report_resolve.h"
@@ -32,6 +33,8 @@ void report_cache_free(struct report_cache *c);
 struct report_frame_info *report_cache_frame(struct report_cache *c,
 					     const struct report_frames *fr, uint32_t i,
 					     uint32_t pid, uint32_t exec_gen);
+struct report_frame_info *report_cache_addr(struct report_cache *c, bool kernel, uint32_t pid,
+					    uint32_t exec_gen, uint64_t addr);
 int report_cache_user_code(struct report_cache *c, uint32_t pid, uint32_t exec_gen,
 			   uint64_t addr);
 

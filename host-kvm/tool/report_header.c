@@ -151,8 +151,10 @@ int report_write_header(FILE *f, const char *path, const struct recording *r,
 	/* A bare "truncated: N" read as an error: each flag says what it means. */
 	fprintf(f, "# stale: %" PRIu64 " (samples the guest answered without a stack)\n",
 		s->stale);
-	fprintf(f, "# skewed: %" PRIu64 " (stacks taken after the sampled instruction"
-		" had moved on)\n", s->skewed);
+	report_hdr_begin(&h, f, "skewed: %" PRIu64 " (stacks taken after the sampled instruction"
+			 " had moved on;", s->skewed);
+	report_hdr_item(&h, "%" PRIu64 " within the same function)", s->skewed_same_function);
+	report_hdr_end(&h);
 	report_hdr_begin(&h, f, "truncated: %" PRIu64 " (stacks that end before their"
 			 " outermost caller):", s->truncated);
 	report_hdr_item(&h, "at the depth limit %" PRIu64, s->trunc_depth);

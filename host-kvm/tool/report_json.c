@@ -238,6 +238,7 @@ int report_write_json(FILE *f, const struct report_json *a)
 	json_member_uint(&w, "without_frames", s->empty);
 	json_member_uint(&w, "stale", s->stale);
 	json_member_uint(&w, "skewed", s->skewed);
+	json_member_uint(&w, "skewed_same_function", s->skewed_same_function);
 	json_member_uint(&w, "truncated", s->truncated);
 	json_member_uint(&w, "truncated_depth_limit", s->trunc_depth);
 	json_member_uint(&w, "truncated_walk_ended", s->truncated - s->trunc_depth);

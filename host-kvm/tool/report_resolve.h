@@ -30,7 +30,8 @@
  * @sideband: takes one sideband message in stream order; 0, or a negative
  *	errno for a message it rejected
  * @resolve: symbolizes one frame (@out comes zeroed, @out->offset the
- *	address)
+ *	address); the strings it points @out to stay as they are at least
+ *	until @sideband is called again
  * @comm: the command name of a process, NULL when unknown
  * @describe: optional, writes one header line on what it knows
  * @user_code: optional, whether a user address lies in an executable

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of summarize.py's exits beyond the platform's floor, without a
-VM: each case writes a runs/ directory as in-l1.sh would, with counters
-chosen by hand so that the floor, the longer runs' exits at the unsampled
-rate and what pvprof causes beyond them are known exactly, runs
-summarize.py on it and reads result.json and table.txt.
+"""Unit tests of summarize.py's exits beyond the platform's floor and its
+skew rates, without a VM: each case writes a runs/ directory as in-l1.sh
+would, with counters and report headers chosen by hand so that the floor,
+the longer runs' exits at the unsampled rate, what pvprof causes beyond
+them and the skewed callchains are known exactly, runs summarize.py on it
+and reads result.json and table.txt.
 
 SUMMARIZE=path runs another summarize.py (main's, to see these fail
 without the change). Prints unittest's lines, then "N passed, N failed",
@@ -115,7 +116,7 @@ def write_window(runs, name, cond, w):
         # A twentieth of the samples shown hit pvprof's own NMI path.
         write(os.path.join(runs, name + ".report.txt"),
               f"# stream entries: {samples} (0 bytes), callchains: {samples} (0 in user mode)\n"
-              "# stale: 0, skewed: 0\n"
+              + w.get("skew_line", "# stale: 0, skewed: 0\n") +
               f"# samples shown: {samples}, frames: {samples}, unsymbolized frames: 0\n"
               f"# pvprof overhead: {samples // 20} samples (5.00% of the samples shown) taken inside\n")
 
@@ -181,6 +182,49 @@ class OwnNmiShare(unittest.TestCase):
         result, table = summarize(same_reps())
         self.assertAlmostEqual(result["own_nmi_share"], 0.05, places=3)
         self.assertIn("pvprof's own NMI path: 0.0500 of the samples shown", table)
+
+
+def skew_line(skewed, same, wrap=False):
+    """kvm-pvprof report's skewed line; wrapped as a long one is, before 100
+    columns, when wrap."""
+    return (f"# stale: 0 (samples the guest answered without a stack)\n"
+            f"# skewed: {skewed} (stacks taken after the sampled instruction had moved on;"
+            + ("\n#   " if wrap else " ") + f"{same} within the same function)\n")
+
+
+class SkewRate(unittest.TestCase):
+
+    def skewed_reps(self, *lines):
+        """Each pvprof rep's report with its skewed line (2000 callchains)."""
+        reps = same_reps()
+        reps["pvprof"] = [dict(w, skew_line=line) for w, line in zip(reps["pvprof"], lines)]
+        return reps
+
+    def test_other_function_rate(self):
+        # 100, 50 and 30 skewed of 3 x 2000 callchains, 60, 50 and 10 of
+        # them within the same function: 180 / 6000 skewed, 60 / 6000 in
+        # another function.
+        result, table = summarize(self.skewed_reps(skew_line(100, 60), skew_line(50, 50),
+                                                   skew_line(30, 10)))
+        self.assertAlmostEqual(result["skew_rate"], 0.03, places=4)
+        self.assertAlmostEqual(result["skew_rate_other_function"], 0.01, places=4)
+        self.assertIn("skew rate: 0.0300 (0.0100 in another function)", table)
+
+    def test_wrapped_line(self):
+        # Large counts wrap the line after "moved on;".
+        result = summarize(self.skewed_reps(skew_line(1000, 900, wrap=True),
+                                            skew_line(400, 100), skew_line(0, 0)))[0]
+        self.assertAlmostEqual(result["skew_rate"], 1400 / 6000, places=4)
+        self.assertAlmostEqual(result["skew_rate_other_function"], 400 / 6000, places=4)
+
+    def test_report_without_the_count(self):
+        # A kvm-pvprof before the count: skew_rate alone.
+        result, table = summarize(self.skewed_reps(
+            "# skewed: 30 (stacks taken after the sampled instruction had moved on)\n",
+            skew_line(30, 10), skew_line(30, 10)))
+        self.assertAlmostEqual(result["skew_rate"], 90 / 6000, places=4)
+        self.assertIsNone(result["skew_rate_other_function"])
+        self.assertIn("skew rate: 0.0150 (n/a in another function)", table)
 
 
 class BeyondFloor(unittest.TestCase):

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """PASS and FAIL lines for the tool's Python checks (perfopts-check.py,
-ownnmi-check.py, perf-compare.py), as lib.sh prints them for the scripts:
-"PASS NAME" or "FAIL NAME: WHY" per case, then finish()'s "N passed, N
-failed", the line the calling suite's collect (lib.sh) counts after.
+ownnmi-check.py, skew-check.py, perf-compare.py), as lib.sh prints them
+for the scripts: "PASS NAME" or "FAIL NAME: WHY" per case, then finish()'s
+"N passed, N failed", the line the calling suite's collect (lib.sh) counts
+after.
 """
 import subprocess
 import sys
@@ -50,6 +51,21 @@ def run(binary, *args, ok_rc=0):
     return out, err
 
 
+def header_line(out, prefix):
+    """The header line "# PREFIX..." of OUT with the "#   " lines it wraps
+    onto joined, without the "# "; None when OUT has none."""
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("# " + prefix):
+            text = line[2:]
+            for cont in lines[i + 1:]:
+                if not cont.startswith("#   "):
+                    break
+                text += " " + cont[4:]
+            return text
+    return None
+
+
 def write_recording(gen, path, desc):
     """Has perfopts-gen (GEN) write the recording DESC describes to PATH,
     the description kept beside it as PATH.txt."""
@@ -57,3 +73,10 @@ def write_recording(gen, path, desc):
         f.write(desc)
     with open(path + ".txt") as f:
         subprocess.run([gen, path], stdin=f, check=True)
+
+
+def write_in(gen, tmp, name, desc):
+    """write_recording() to TMP/NAME.data; returns that path."""
+    path = "%s/%s.data" % (tmp, name)
+    write_recording(gen, path, desc)
+    return path

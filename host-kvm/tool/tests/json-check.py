@@ -142,7 +142,9 @@ def text_header(text):
         h["without_frames"] = num(r"^# stream entries: (\d+) \((\d+) bytes\), callchains: "
                                   r"(\d+) \((\d+) in user mode, (\d+) without frames\)$", 5)
     h["stale"] = num(r"^# stale: (\d+) \(")
-    h["skewed"] = num(r"^# skewed: (\d+) \(")
+    h["skewed"], h["skewed_same_function"] = num(
+        r"^# skewed: (\d+) \(stacks taken after the sampled instruction had moved on; "
+        r"(\d+) within the same function\)$", 2)
     h["truncated"], h["truncated_depth_limit"], h["truncated_walk_ended"] = num(
         r"^# truncated: (\d+) \(stacks that end before their outermost caller\): "
         r"at the depth limit (\d+), where the frame-pointer walk ended (\d+)", 3)
@@ -287,7 +289,8 @@ def main():
     want = {
         "callchains": callchains,
         "user_mode": sum(s["count"] for s in m["samples"] if s["flags"] & 1),
-        "without_frames": 0, "stale": 0, "skewed": 0, "truncated": 0,
+        "without_frames": 0, "stale": 0, "skewed": 0, "skewed_same_function": 0,
+        "truncated": 0,
         "stream_records": m["entries"],
         "lost": sum(m["losses"].values()),
         "samples": samples, "own_nmi_samples": 0, "frames": frames, "unsymbolized_frames": 0,

@@ -407,6 +407,7 @@ static int header(const char *path)
 	/* The pvprof overhead line too: it is printed for these. */
 	p.stats.own_nmi = p.stats.own_nmi_recorded = big;
 	p.stats.stale = p.stats.skewed = p.stats.truncated = p.stats.empty = big;
+	p.stats.skewed_same_function = big;
 	p.stats.trunc_depth = p.stats.trunc_snapshot = big / 2;
 	p.stats.cut_samples = p.stats.cut_frames = big;
 	p.stats.frames = p.stats.unsymbolized = big;

@@ -123,9 +123,7 @@ def describe(entries, version=None, marks=True):
 
 
 def write(name, desc):
-    path = "%s/%s.data" % (TMP, name)
-    checklib.write_recording(GEN, path, desc)
-    return path
+    return checklib.write_in(GEN, TMP, name, desc)
 
 
 # ------------------------------------------------------------------

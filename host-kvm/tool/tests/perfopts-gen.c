@@ -29,6 +29,10 @@
  *   nmi OWN FOLDED           the host's marks of the next sample (stream
  *                            version 2): PVPROF_ST_SAMPLE_F_OWN_NMI when OWN
  *                            is 1, FOLDED its own_nmi_samples
+ *   notice IP CPL            what the host read at the next sample's notice:
+ *                            the guest's IP and CPL (without it, the
+ *                            sample's first frame, or 0 without frames, and
+ *                            3 for F_USER, else 0)
  *   loss TIME VCPU REASON COUNT   a LOSS entry (VCPU 4294967295: none)
  *
  * Consecutive ksym and elfsym lines of one build-id are packed into as few
@@ -47,6 +51,9 @@
 
 static struct gen g;
 static unsigned int line_no;
+/* The next sample's notice IP, from a notice line. */
+static bool notice_ip_set;
+static uint64_t notice_ip;
 
 static void die(const char *fmt, const char *arg)
 {
@@ -83,7 +90,9 @@ static void gen_sample(char **f, int nf)
 		frames[i] = num(f[8 + i]);
 	gen_chain(&g, (uint32_t)num(f[3]), (uint32_t)num(f[4]), (uint32_t)flags,
 		  (uint32_t)nk, (uint32_t)nu, frames);
-	gen_callchain(&g, (uint32_t)num(f[2]), nk + nu ? frames[0] : 0, PVPROF_EVENT_CPU_CLOCK);
+	gen_callchain(&g, (uint32_t)num(f[2]), notice_ip_set ? notice_ip : nk + nu ? frames[0] : 0,
+		      PVPROF_EVENT_CPU_CLOCK);
+	notice_ip_set = false;
 }
 
 int main(int argc, char **argv)
@@ -130,6 +139,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(f[0], "nmi") && nf == 3) {
 			g.sample_flags = num(f[1]) ? PVPROF_ST_SAMPLE_F_OWN_NMI : 0;
 			g.own_nmi_samples = (uint32_t)num(f[2]);
+		} else if (!strcmp(f[0], "notice") && nf == 3) {
+			notice_ip = num(f[1]);
+			notice_ip_set = true;
+			g.notice_cpl = (uint8_t)num(f[2]);
+			g.notice_cpl_set = true;
 		} else if (!strcmp(f[0], "vcpus") && nf == 2) {
 			g.time_ns = host.start_monotonic_ns;
 			gen_hello(&g, (uint32_t)num(f[1]), 16384);

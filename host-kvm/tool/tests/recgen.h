@@ -66,6 +66,13 @@ struct gen {
 	uint16_t sample_flags;
 	uint32_t own_nmi_samples;
 	/*
+	 * The CPL the host read at the next callchain's notice, when
+	 * @notice_cpl_set (else 3 for a chain taken in user mode, 0 for
+	 * others); cleared once it is put.
+	 */
+	bool notice_cpl_set;
+	uint8_t notice_cpl;
+	/*
 	 * The exec generation of the processes, mappings and callchains that
 	 * follow (gen_process(), gen_mmap_file(), gen_chain()); 0 means 1.
 	 */
@@ -493,9 +500,10 @@ static inline void gen_ustack(struct gen *g, const uint64_t *regs, const void *s
 
 /*
  * Puts that callchain as vCPU @vcpu's callchain entry, with the facts the
- * host took at the notice: the guest's RIP @ip, its CPL (3 for a callchain
- * taken in user mode), the event @event (PVPROF_EVENT_*), and the marks
- * in g->sample_flags and g->own_nmi_samples, which it clears.
+ * host took at the notice: the guest's RIP @ip, its CPL (g->notice_cpl
+ * when set, else 3 for a callchain taken in user mode), the event @event
+ * (PVPROF_EVENT_*), and the marks in g->sample_flags and
+ * g->own_nmi_samples; it clears them all.
  */
 static inline void gen_callchain(struct gen *g, uint32_t vcpu, uint64_t ip, uint8_t event)
 {
@@ -503,12 +511,13 @@ static inline void gen_callchain(struct gen *g, uint32_t vcpu, uint64_t ip, uint
 	struct pvprof_notice_facts facts = { 0 };
 
 	facts.ip = ip;
-	facts.cpl = (chain->flags & PVPROF_CHAIN_F_USER) ? 3 : 0;
+	facts.cpl = g->notice_cpl_set ? g->notice_cpl : (chain->flags & PVPROF_CHAIN_F_USER) ? 3 : 0;
 	facts.event = event;
 	facts.sample_flags = g->sample_flags;
 	facts.own_nmi_samples = g->own_nmi_samples;
 	g->sample_flags = 0;
 	g->own_nmi_samples = 0;
+	g->notice_cpl_set = false;
 	gen_room(g);
 	gen_put(g, pvprof_st_put_callchain(g->buf + g->len, sizeof(g->buf) - g->len, vcpu,
 					   g->time_ns, &facts, chain));
