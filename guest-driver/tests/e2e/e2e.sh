@@ -16,7 +16,8 @@
 #   RUNL1_KERNEL     the L1 kernel (run-l1 --kernel; default the distro's)
 #   E2E_MODULES_DIR  the pvprof KVM modules L1 loads, already built against
 #                    that kernel (default: make -C host-kvm modules here,
-#                    $O/host-kvm)
+#                    $O/host-kvm, or $O/host-kvm-KVER for L1 on another
+#                    KVER, run-l1's)
 #   E2E_KDIR         the kernel tree the guest driver is built against (its
 #                    KDIR; default the distro's headers)
 #   L2_KVER          the L2s boot this kernel release (or 6.12) and load the
@@ -411,16 +412,13 @@ reloads=${E2E_RELOADS:-50}
 min_complete=${E2E_COMPLETENESS:-95}
 [[ "$min_complete" =~ ^[1-9][0-9]?$ ]] || die "E2E_COMPLETENESS must be a percentage (1-99)"
 [[ "$reloads" =~ ^[1-9][0-9]*$ ]] || die "E2E_RELOADS must be a positive integer"
-modules_dir=${E2E_MODULES_DIR:-$O/host-kvm}
+modules_dir=${E2E_MODULES_DIR:-$(pvprof_modules_dir "${KVER:-$(default_kver)}")}
 # run-l1 passes PVPROF_* variables on to the half inside L1.
 export PVPROF_E2E_L2_APPEND=${E2E_L2_APPEND:-}
 loadvms=${E2E_LOADVMS:-1}
 [[ "$loadvms" =~ ^[1-9][0-9]*$ ]] || die "E2E_LOADVMS must be a positive integer"
 export PVPROF_E2E_LOADVMS=$loadvms
 start=$SECONDS
-base=$NESTED_OUT/e2e
-rm -rf "$base"
-mkdir -p "$base/pvprof" "$base/stock" || die "cannot create $base"
 # The driver: built against E2E_KDIR, or for the L2 kernel L2_KVER names.
 if [ -n "${E2E_KDIR:-}" ]; then
 	L2_SUFFIX=
@@ -433,6 +431,9 @@ else
 		echo "NOTE the L2 guests boot $L2_REL ($E2E_L2_KERNEL)"
 	fi
 fi
+base=$NESTED_OUT/e2e$L2_SUFFIX
+rm -rf "$base"
+mkdir -p "$base/pvprof" "$base/stock" || die "cannot create $base"
 driver_make modules > "$base/build.log" 2>&1 ||
 	die "make -C guest-driver failed (see $base/build.log)"
 driver_ko=$(driver_make where | sed -n 's/^module //p')
