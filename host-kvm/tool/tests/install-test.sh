@@ -348,6 +348,31 @@ else
 	else
 		fail "dkms build pvprof-guest: pvprof_guest.ko is the guest driver" "$(modinfo "$ko" 2>&1 | head -c 300)"
 	fi
+	# dkms install into the scratch root (--installtree; --no-depmod, as
+	# its depmod would be this machine's: depmod -b runs on the scratch
+	# root instead).  dkms puts a module over one the kernel has only when
+	# their versions differ (host-kvm/pvprof-version.c).
+	dkms_dest=$mods/updates/dkms
+	dkms_mods=$dkms_tree/pvprof-kvm/0.1/$kver/$(uname -m)/module
+	dkms_run install -m pvprof-kvm -v 0.1 -k "$kver" "${dkms_kopts[@]}" \
+		--installtree "$root/lib/modules" --no-depmod
+	depmod -b "$root" "$kver"
+	want_dkms="/lib/modules/$kver/updates/dkms/kvm.ko$zext /lib/modules/$kver/updates/dkms/kvm-amd.ko$zext "
+	if [ "$rc" = 0 ] && [ "$(kvm_paths)" = "$want_dkms" ] &&
+	   cmp -s "$dkms_mods/kvm.ko$zext" "$dkms_dest/kvm.ko$zext" &&
+	   cmp -s "$dkms_mods/kvm-amd.ko$zext" "$dkms_dest/kvm-amd.ko$zext"; then
+		pass "dkms install pvprof-kvm/0.1: into updates/dkms (version $(modinfo -F version "$dkms_dest/kvm.ko$zext")), and modprobe picks them (over kvm.ko$zext)"
+	else
+		fail "dkms install pvprof-kvm/0.1: into updates/dkms, and modprobe picks them" "status $rc, modprobe: $(kvm_paths), updates/dkms: $(ls "$dkms_dest" 2>&1 | tr '\n' ' '); $(grep -E 'will not replace|Error' <<<"$out" | head -n 4)"
+	fi
+	dkms_run uninstall -m pvprof-kvm -v 0.1 -k "$kver" "${dkms_kopts[@]}" \
+		--installtree "$root/lib/modules" --no-depmod
+	depmod -b "$root" "$kver"
+	if [ "$rc" = 0 ] && [ ! -e "$dkms_dest/kvm.ko$zext" ] && [ "$(kvm_paths)" = "$want_distro" ]; then
+		pass "dkms uninstall pvprof-kvm/0.1: the distro's KVM again"
+	else
+		fail "dkms uninstall pvprof-kvm/0.1: the distro's KVM again" "status $rc, modprobe: $(kvm_paths), ${out:0:300}"
+	fi
 	system_dkms_state >"$tmp/system-after"
 	if cmp -s "$tmp/system-before" "$tmp/system-after"; then
 		pass "dkms: nothing written outside the private trees (/var/lib/dkms, /usr/src, /lib/modules/$kver${kroot:+, $kroot})"
