@@ -9,10 +9,12 @@
 #                   make bench's summary, spec, unit, model, fuzz smoke, tool,
 #                   bench-core smoke, guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM),
-#                   the host suite also with L1 on Linux 6.12
+#                   the host suite also with L1 on Linux 6.12; host-install
+#                   and DKMS staged in a scratch root, for 6.1 and 6.12
 #   make check-6.12 what runs on Linux 6.12: the host suite with L1 booting
 #                   Debian's 6.12 image and pvprof's KVM built from
-#                   linux-source-6.12, and check-demo with L1 and L2 on 6.12
+#                   linux-source-6.12, check-demo with L1 and L2 on 6.12,
+#                   and check-install-6.12 (host-install and DKMS for 6.12)
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
 #                   migration and reset (guest-driver/tests/e2e; ~15 min)
@@ -50,12 +52,12 @@ export CFLAGS_USER
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
 	demo check-demo check-unwind bench bench-core freeze-study clean help agent check-agent \
-	check-6.12 check-host-6.12 check-demo-6.12 deps-6.12
+	check-6.12 check-host-6.12 check-demo-6.12 check-install-6.12 deps-6.12 modules-6.12
 
 all: user
 
 help:
-	@sed -n '3,38p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,40p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -97,7 +99,8 @@ check-unit:
 	$(MAKE) -C guest-agent check-native
 	$(MAKE) -C guest-driver
 
-check-host: check-nested check-host-suite check-host-6.12 check-tool-nested check-install
+check-host: check-nested check-host-suite check-host-6.12 check-tool-nested check-install \
+	check-install-6.12
 
 check-nested: modules
 	O=$(O) tests/nested/selftest.sh
@@ -111,14 +114,17 @@ check-host-suite: modules
 include scripts/kernels.mk
 PKGS_6.12	:= linux-source-6.12 linux-image-$(KVER_6.12) zstd
 
-check-6.12: check-host-6.12 check-demo-6.12
+check-6.12: check-host-6.12 check-demo-6.12 check-install-6.12
 
 deps-6.12: deps
 	@scripts/install-deps.sh $(PKGS_6.12)
 
-check-host-6.12: deps-6.12
+# Its headers and image's KVM modules unpacked, and pvprof's KVM for it.
+modules-6.12: deps-6.12
 	$(MAKE) -C guest-driver kernel KVER=6.12
 	$(MAKE) -C host-kvm KVER=6.12
+
+check-host-6.12: modules-6.12
 	KVER=$(KVER_6.12) $(MAKE) -C tests/host run
 
 # kvm-pvprof enable/status/disable/expose against the pvprof KVM in L1, then
@@ -129,10 +135,14 @@ check-tool-nested: modules tool
 	$(MAKE) -C host-kvm/tool check-nested
 
 # Installing the pvprof KVM on this host (as root; see host-kvm/README.md),
-# and its test staged into a scratch root.
+# and its test staged into a scratch root; for 6.12 against the headers
+# unpacked above and its image's compressed modules (results/host-install-6.12).
 .PHONY: host-install host-uninstall host-reload check-install
 host-install host-uninstall host-reload check-install:
 	$(MAKE) -C host-kvm $@
+
+check-install-6.12: modules-6.12
+	$(MAKE) -C host-kvm check-install KVER=6.12
 
 # The driver inert on hosts without pvprof. Its scenario against a sampling
 # host (make -C guest-driver check-sampling: NMI backtraces under
