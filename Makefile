@@ -9,11 +9,12 @@
 #                   make bench's summary, spec, unit, model, fuzz smoke, tool,
 #                   bench-core smoke, guest driver build
 #   make check-host host suites in the nested test host (QEMU TCG + nested SVM),
-#                   the host suite also with L1 on Linux 6.12
+#                   the host suite also with L1 on Linux 6.12; host-install
+#                   and DKMS staged in a scratch root, for 6.1 and 6.12
 #   make check-6.12 every VM suite on Linux 6.12 alone: L1 boots Debian's 6.12
 #                   image with pvprof's KVM built from linux-source-6.12, the
-#                   guests boot 6.12 (host, tool-nested, guest, agent, e2e,
-#                   demo, unwind; results <suite>-6.12; about 45 min)
+#                   guests boot 6.12 (host, install, tool-nested, guest,
+#                   agent, e2e, demo, unwind; results <suite>-6.12; ~50 min)
 #   make check-guest the guest driver in Linux L2 guests inside the nested host
 #   make check-e2e  end to end: known stacks, reloads, hotplug, snapshot,
 #                   migration and reset (guest-driver/tests/e2e; ~15 min)
@@ -51,13 +52,13 @@ export CFLAGS_USER
 .PHONY: all deps user tool modules guest-driver check check-unit check-host \
 	check-nested check-host-suite check-tool-nested check-guest check-e2e check-debug check-debug-if-cached \
 	demo check-demo check-unwind bench bench-core freeze-study clean help agent check-agent \
-	check-6.12 check-host-6.12 check-demo-6.12 deps-6.12 kernel-6.12 check-tool-nested-6.12 \
-	check-guest-6.12 check-agent-6.12 check-e2e-6.12 check-unwind-6.12
+	check-6.12 check-host-6.12 check-demo-6.12 check-install-6.12 deps-6.12 modules-6.12 \
+	check-tool-nested-6.12 check-guest-6.12 check-agent-6.12 check-e2e-6.12 check-unwind-6.12
 
 all: user
 
 help:
-	@sed -n '3,39p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,40p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/install-deps.sh
@@ -99,7 +100,8 @@ check-unit:
 	$(MAKE) -C guest-agent check-native
 	$(MAKE) -C guest-driver
 
-check-host: check-nested check-host-suite check-host-6.12 check-tool-nested check-install
+check-host: check-nested check-host-suite check-host-6.12 check-tool-nested check-install \
+	check-install-6.12
 
 check-nested: modules
 	O=$(O) tests/nested/selftest.sh
@@ -113,25 +115,25 @@ check-host-suite: modules
 include scripts/kernels.mk
 PKGS_6.12	:= linux-source-6.12 linux-image-$(KVER_6.12) zstd
 
-check-6.12: check-host-6.12 check-tool-nested-6.12 check-guest-6.12 check-agent-6.12 \
-	check-e2e-6.12 check-demo-6.12 check-unwind-6.12
+check-6.12: check-host-6.12 check-install-6.12 check-tool-nested-6.12 check-guest-6.12 \
+	check-agent-6.12 check-e2e-6.12 check-demo-6.12 check-unwind-6.12
 
 deps-6.12: deps
 	@scripts/install-deps.sh $(PKGS_6.12)
 
-# 6.12's headers and bzImage unpacked under $(O)/kernels, its pvprof KVM in
-# $(O)/host-kvm-<release>.
-kernel-6.12: deps-6.12
+# Its headers and image's KVM modules unpacked under $(O)/kernels, and
+# pvprof's KVM for it in $(O)/host-kvm-<release>.
+modules-6.12: deps-6.12
 	$(MAKE) -C guest-driver kernel KVER=6.12
 	$(MAKE) -C host-kvm KVER=6.12
 
-check-host-6.12: kernel-6.12
+check-host-6.12: modules-6.12
 	KVER=$(KVER_6.12) $(MAKE) -C tests/host run
 
 # The suites with L2 guests, L1 and the guests on 6.12: KVER names L1's
 # kernel (run-l1), L2_KVER the guests' (guest-driver/tests/l2-kernel.sh);
 # results named <suite>-6.12.
-check-tool-nested-6.12 check-guest-6.12 check-agent-6.12 check-e2e-6.12: kernel-6.12
+check-tool-nested-6.12 check-guest-6.12 check-agent-6.12 check-e2e-6.12: modules-6.12
 	KVER=$(KVER_6.12) L2_KVER=6.12 $(MAKE) $(@:-6.12=)
 
 # kvm-pvprof enable/status/disable/expose against the pvprof KVM in L1, then
@@ -142,10 +144,14 @@ check-tool-nested: modules tool
 	$(MAKE) -C host-kvm/tool check-nested
 
 # Installing the pvprof KVM on this host (as root; see host-kvm/README.md),
-# and its test staged into a scratch root.
+# and its test staged into a scratch root; for 6.12 against the headers
+# unpacked above and its image's compressed modules (results/host-install-6.12).
 .PHONY: host-install host-uninstall host-reload check-install
 host-install host-uninstall host-reload check-install:
 	$(MAKE) -C host-kvm $@
+
+check-install-6.12: modules-6.12
+	$(MAKE) -C host-kvm check-install KVER=6.12
 
 # The driver inert on hosts without pvprof. Its scenario against a sampling
 # host (make -C guest-driver check-sampling: NMI backtraces under
