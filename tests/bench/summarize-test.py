@@ -117,7 +117,8 @@ def write_window(runs, name, cond, w):
         write(os.path.join(runs, name + ".report.txt"),
               f"# stream entries: {samples} (0 bytes), callchains: {samples} (0 in user mode)\n"
               + w.get("skew_line", "# stale: 0, skewed: 0\n") +
-              f"# samples shown: {samples}, frames: {samples}, unsymbolized frames: 0\n"
+              f"# samples shown: {samples}, frames: {samples}, "
+              f"unsymbolized frames: {samples if w.get('no_symbols') else 0}\n"
               f"# pvprof overhead: {samples // 20} samples (5.00% of the samples shown) taken inside\n")
 
 
@@ -222,6 +223,17 @@ class SkewRate(unittest.TestCase):
         result, table = summarize(self.skewed_reps(
             "# skewed: 30 (stacks taken after the sampled instruction had moved on)\n",
             skew_line(30, 10), skew_line(30, 10)))
+        self.assertAlmostEqual(result["skew_rate"], 90 / 6000, places=4)
+        self.assertIsNone(result["skew_rate_other_function"])
+        self.assertIn("skew rate: 0.0150 (n/a in another function)", table)
+
+
+    def test_report_without_symbols(self):
+        # No guest agent, no symbols: no two addresses share a function, so
+        # the split says nothing and is left out.
+        reps = self.skewed_reps(skew_line(30, 0), skew_line(30, 0), skew_line(30, 0))
+        reps["pvprof"][0] = dict(reps["pvprof"][0], no_symbols=True)
+        result, table = summarize(reps)
         self.assertAlmostEqual(result["skew_rate"], 90 / 6000, places=4)
         self.assertIsNone(result["skew_rate_other_function"])
         self.assertIn("skew rate: 0.0150 (n/a in another function)", table)

@@ -67,7 +67,7 @@ def report_counts(path):
     the same function)", "# samples shown: N, ...") and its samples of
     pvprof's own NMI path ("# pvprof overhead: N samples ...", only when
     there are some). skewed_same_function is None in the report of a
-    kvm-pvprof that did not count it."""
+    kvm-pvprof that did not count it, and in one without symbols."""
     text = read_text(path)
     counts = {}
     for m in re.finditer(r"^# .*?\b(skewed|callchains|samples shown): (\d+)", text, re.M):
@@ -81,6 +81,11 @@ def report_counts(path):
     m = re.search(r"^# skewed: \d+ \([^)]*?; (\d+) within the same function\)",
                   text.replace("\n#   ", " "), re.M)
     counts["skewed_same_function"] = int(m.group(1)) if m else None
+    # Without symbols (no guest agent) no two addresses share a function:
+    # the split would call every skewed stack "another function".
+    m = re.search(r"^# samples shown: \d+, frames: (\d+), unsymbolized frames: (\d+)", text, re.M)
+    if m and int(m.group(1)) > 0 and m.group(1) == m.group(2):
+        counts["skewed_same_function"] = None
     return counts
 
 
