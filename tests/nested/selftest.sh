@@ -76,13 +76,14 @@ start=$SECONDS
 
 # The L2 image: its hook prints a marker and exits with $L2_EXIT. On its
 # first boot, selftest_vanish=1 on the kernel command line makes the L2 reset
-# itself after init, as the emulation does now and then, and selftest_panic=1
-# panics it, as a bug in the L2 would.
+# itself after init, as the emulation does now and then; selftest_panic=1
+# panics it on every boot that reaches the hook, as a bug in the L2 would
+# (a first boot the emulation kills before init is retried, as it must be).
 hook=$outdir/l2-hook.sh
 cat > "$hook" <<HOOK
 #!/bin/sh
 [ "\$RUNL2_BOOT" = 1 ] && [ "\$selftest_vanish" = 1 ] && reboot -f
-[ "\$RUNL2_BOOT" = 1 ] && [ "\$selftest_panic" = 1 ] && echo c > /proc/sysrq-trigger
+[ "\$selftest_panic" = 1 ] && echo c > /proc/sysrq-trigger
 echo "l2-marker $token"
 exit $L2_EXIT
 HOOK
@@ -140,8 +141,11 @@ check l2-vanished-boots-again "run-l2 said: $(l2_said "$a/l2-vanish")" \
 	retried_once "$a/l2-vanish" l2-vanished
 check l2-vanished-second-boot-runs "run-l2 exited $(cat "$a/l2-vanish.status" 2>/dev/null)" \
 	file_is "$a/l2-vanish.status" "$L2_EXIT"
+# The panic is never booted again; a boot the emulation killed before init
+# (seen once: l2-reset-before-init, its console empty) is, before it.
 check l2-panic-fails-at-once "run-l2 exited $(cat "$a/l2-panic.status" 2>/dev/null) and said: $(l2_said "$a/l2-panic")" \
-	bash -c "[ \"\$(cat '$a/l2-panic.status')\" = 125 ] && ! grep -q '^run-l2: boot' '$a/l2-panic.stderr' &&
+	bash -c "[ \"\$(cat '$a/l2-panic.status')\" = 125 ] &&
+		! grep '^run-l2: boot' '$a/l2-panic.stderr' | grep -q -v -E ' died: l2-(reset|hung)-before-init: ' &&
 		grep -q '^run-l2: l2-no-status: ' '$a/l2-panic.stderr' && grep -q 'Kernel panic' '$a/l2-panic.console'"
 check l2-killed-fails-at-once "run-l2 exited $(cat "$a/l2-kill.status" 2>/dev/null) and said: $(l2_said "$a/l2-kill")" \
 	bash -c "[ \"\$(cat '$a/l2-kill.status')\" = 125 ] && ! grep -q '^run-l2: boot' '$a/l2-kill.stderr' &&
