@@ -4,7 +4,7 @@
 #
 #   make            build user space (shared core, tools, unit tests)
 #   make check      install missing Debian packages, build, run every suite
-#                   (35 min once installed, 40-45 on a fresh 2-core machine)
+#                   (30-35 min once installed, 35-45 on a fresh 2-core machine)
 #   make check-unit fast suites only, no VM: the VM supervisor's classifier,
 #                   make bench's summary, spec, unit, model, fuzz smoke, tool,
 #                   bench-core smoke, guest driver build
