@@ -26,6 +26,7 @@ import sys
 from collections import Counter
 
 import checklib
+from checklib import header_line
 
 BIN, GEN, CHAINS_AWK, TMP = sys.argv[1:5]
 NS = 10**9
@@ -214,20 +215,6 @@ def stackcollapse(out):
 
 def json_functions(doc):
     return {(r["name"], r["mode"], r["dso"]): [r["self"], r["total"]] for r in doc["functions"]}
-
-
-def header_line(out, prefix):
-    """A header line and its continuation lines, joined."""
-    lines = out.splitlines()
-    for i, l in enumerate(lines):
-        if l.startswith("# " + prefix):
-            text = l[2:]
-            for c in lines[i + 1:]:
-                if not c.startswith("#   "):
-                    break
-                text += " " + c[4:]
-            return text
-    return None
 
 
 # ------------------------------------------------------------------
